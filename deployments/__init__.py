@@ -1,0 +1,1 @@
+"""Prefect deployment definitions of the release flow."""

@@ -1,0 +1,71 @@
+"""Great Expectations suites (JSON beside this file) and the one place ppdp runs them.
+
+Results are requested in GX's BASIC format with zero partial values and then reduced to counts, so no data
+value ever leaves GX (its default SUMMARY format copies raw values into results and Data Docs).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from schemas.reports import ExpectationOutcome
+
+SUITE_DIR = Path(__file__).parent
+RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0, "include_unexpected_rows": False}
+
+
+def base_suite_path(name: str) -> Path:
+    return SUITE_DIR / f"{name}_base.json"
+
+
+def load_suite_json(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def validate_frame(frame: pd.DataFrame, suite_json: dict[str, Any]) -> list[ExpectationOutcome]:
+    """Validate ``frame`` against a suite given as GX JSON; return one count-only outcome per expectation."""
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    import expectations.custom  # noqa: F401  (custom expectations must be registered before a suite loads)
+
+    logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    context = gx.get_context(mode="ephemeral")
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    suite = gx.ExpectationSuite(**suite_json)
+    if len(suite.expectations) != len(suite_json["expectations"]):
+        # GX drops expectations it cannot resolve instead of failing: fail closed here
+        raise RuntimeError(
+            f"suite {suite_json['name']}: {len(suite_json['expectations'])} expectations declared, "
+            f"{len(suite.expectations)} loaded"
+        )
+    batch = (
+        context.data_sources.add_pandas("ppdp")
+        .add_dataframe_asset("table")
+        .add_batch_definition_whole_dataframe("whole")
+        .get_batch(batch_parameters={"dataframe": frame})
+    )
+    result = batch.validate(suite, result_format=RESULT_FORMAT)
+    outcomes = []
+    for r in result.results:
+        config = r.expectation_config
+        counts = r.result or {}
+        outcomes.append(
+            ExpectationOutcome(
+                expectation=config.type,
+                column=config.kwargs.get("column"),
+                success=bool(r.success),
+                unexpected_count=_int_or_none(counts.get("unexpected_count")),
+                element_count=_int_or_none(counts.get("element_count")),
+            )
+        )
+    return outcomes
+
+
+def _int_or_none(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

@@ -1,0 +1,223 @@
+"""The release flow: spec -> ingest -> tag -> tune -> sanitize -> validate privacy -> check utility -> publish
+-> audit. Each step is a thin Prefect task around a plain function of :mod:`tasks`; this file only wires.
+
+Every task is declared with ``cache_policy=NO_CACHE, persist_result=False``: a cached or persisted task result
+is a pickle on disk, and these results are DataFrames of raw or sanitized data. Flow parameters are paths and
+overrides only (Prefect stores them in its database); exception messages carry no data values.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import flows  # noqa: F401  (applies Prefect's data-safety settings first)
+
+import pandas as pd
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from schemas.manifest import Manifest, ReleaseResult
+from schemas.reports import (
+    Evaluation,
+    IngestReport,
+    MethodRecord,
+    PrivacyReport,
+    Roles,
+    TuningTrace,
+    UtilityReport,
+)
+from schemas.spec import IdentifierPolicy, ReleaseSpec
+from tasks import audit, ingest, publish, tag, tune, utility
+from tasks import spec as spec_io
+from tasks.errors import PpdpError, ReleaseRejected
+from tasks.plots import tuning_plot_png
+from tasks.privacy import check_gates, measure_privacy
+from tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer
+
+STEPS = 8
+
+
+@task(name="load-spec", cache_policy=NO_CACHE, persist_result=False)
+def load_spec_step(spec_path: str, overrides: list[str]) -> ReleaseSpec:
+    return spec_io.load_spec(spec_path, overrides)
+
+
+@task(name="preflight", cache_policy=NO_CACHE, persist_result=False)
+def preflight_step(spec: ReleaseSpec) -> list[str]:
+    return spec_io.preflight(spec)
+
+
+@task(name="ingest", cache_policy=NO_CACHE, persist_result=False)
+def ingest_step(spec: ReleaseSpec) -> tuple[pd.DataFrame, IngestReport]:
+    return ingest.ingest(spec)
+
+
+@task(name="tag", cache_policy=NO_CACHE, persist_result=False)
+def tag_step(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
+    return tag.tag_columns(frame, spec)
+
+
+@task(name="protect-identifiers", cache_policy=NO_CACHE, persist_result=False)
+def protect_step(frame: pd.DataFrame, roles: Roles, policy: IdentifierPolicy, key: bytes | None) -> pd.DataFrame:
+    return tag.protect_identifiers(frame, roles, policy, key)
+
+
+@task(name="hold-out", cache_policy=NO_CACHE, persist_result=False)
+def split_step(frame: pd.DataFrame, roles: Roles, spec: ReleaseSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return utility.split_holdout(frame, roles.class_column, spec.utility.test_fraction, spec.seed)
+
+
+@task(name="evaluate-group-size", cache_policy=NO_CACHE, persist_result=False)
+def evaluate_step(sanitizer: Sanitizer, k: int, train: pd.DataFrame, test: pd.DataFrame, roles: Roles,
+                  classifier: str, repeats: int) -> Evaluation:
+    return tune.evaluate_size(sanitizer, k, train, test, roles, classifier, repeats)
+
+
+@task(name="sanitize", cache_policy=NO_CACHE, persist_result=False)
+def sanitize_step(sanitizer: Sanitizer, train: pd.DataFrame, roles: Roles) -> tuple[SanitizedTable, MethodRecord]:
+    return run_sanitizer(sanitizer, train, roles)
+
+
+@task(name="validate-privacy", cache_policy=NO_CACHE, persist_result=False)
+def privacy_step(train: pd.DataFrame, release: SanitizedTable, roles: Roles, spec: ReleaseSpec) -> PrivacyReport:
+    return check_gates(measure_privacy(train, release, roles), spec.privacy, release)
+
+
+@task(name="check-utility", cache_policy=NO_CACHE, persist_result=False)
+def utility_step(train: pd.DataFrame, release: SanitizedTable, test: pd.DataFrame, roles: Roles,
+                 spec: ReleaseSpec) -> UtilityReport:
+    return utility.evaluate_utility(train, release.frame, test, roles, spec.utility, spec.seed)
+
+
+@task(name="publish", cache_policy=NO_CACHE, persist_result=False)
+def publish_step(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, bytes], started: datetime
+                 ) -> tuple[Path, Manifest, str]:
+    return publish.publish_release(frame, manifest, extras, started)
+
+
+# -- plain helpers the steps call (no Prefect inside) ------------------------------------------------------
+def run_sanitizer(sanitizer: Sanitizer, train: pd.DataFrame, roles: Roles) -> tuple[SanitizedTable, MethodRecord]:
+    import time
+
+    started = time.perf_counter()
+    release = sanitizer.sanitize(train, roles)
+    params = {k: v for k, v in sanitizer.get_params().items()}
+    return release, MethodRecord(
+        name=sanitizer.name,
+        variant=params.pop("variant", None),
+        params=params,
+        release_kind=release.release_kind,
+        groups=int(release.group_sizes.size),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
+    """The HMAC key for pseudonyms: a Prefect Secret block if named, else the environment variable."""
+    if policy.action != "pseudonymize":
+        return None
+    if policy.key_secret_block:
+        from prefect.blocks.system import Secret
+
+        try:
+            value = Secret.load(policy.key_secret_block).get()
+            if value:
+                return str(value).encode("utf-8")
+        except (ValueError, RuntimeError):
+            pass
+    value = os.environ.get(policy.key_env)
+    return value.encode("utf-8") if value else None
+
+
+def _gate_summary(failed: list) -> str:
+    return "; ".join(
+        f"{g.name}: {'not computable' if g.value is None else format(g.value, '.4g')} vs threshold {g.threshold:g}"
+        + (f" ({g.worst})" if g.worst else "")
+        for g in failed
+    )
+
+
+# -- the flow ----------------------------------------------------------------------------------------------
+@flow(name="ppdp-release", persist_result=False, log_prints=False,
+      task_runner=ThreadPoolTaskRunner(max_workers=2))
+def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:
+    """Run one release from a spec file; raise :class:`tasks.errors.PpdpError` when refused (nothing published)."""
+    logger = get_run_logger()
+    overrides = list(overrides or [])
+    started = datetime.now(timezone.utc)
+    release_id = publish.new_release_id(started)
+    run_id = str(flow_run.get_id()) if flow_run.get_id() else None
+    known: dict[str, str | None] = {"spec_sha256": None, "input_sha256": None}
+    spec: ReleaseSpec | None = None
+    try:
+        spec = load_spec_step(spec_path, overrides)
+        known["spec_sha256"] = spec_io.spec_sha256(spec)
+        logger.info("[1/%d] spec %s: dataset %s, method %s/%s", STEPS, spec_path, spec.dataset, spec.method.name,
+                    spec.method.variant)
+        preflight_step(spec)
+        frame, ingest_report = ingest_step(spec)
+        known["input_sha256"] = ingest_report.input_sha256
+        logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
+                    len(ingest_report.columns), ingest_report.expectation_count)
+        roles = tag_step(frame, spec)
+        logger.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s", STEPS,
+                    len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
+                    roles.class_column)
+        protected = protect_step(frame, roles, spec.identifiers, pseudonym_key(spec.identifiers))
+        train, test = split_step(protected, roles, spec)
+
+        base = build_sanitizer(spec.method, k=spec.method.params.k, seed=spec.seed, threshold=spec.threshold)
+
+        def evaluate_many(sizes: list[int]) -> list[Evaluation]:
+            futures = [evaluate_step.submit(base, k, train, test, roles, spec.utility.classifier,
+                                            spec.tuning.repeats) for k in sizes]
+            return [f.result() for f in futures]
+
+        trace: TuningTrace = tune.tune(spec.tuning, threshold=spec.threshold, sizes=tune.class_sizes(train, roles),
+                                       fixed_k=spec.method.params.k, evaluate_many=evaluate_many)
+        logger.info("[4/%d] tune (%s): k=%d after %d evaluations", STEPS, trace.strategy, trace.chosen,
+                    len(trace.evaluations))
+        release, method = sanitize_step(base.with_params(k=trace.chosen), train, roles)
+        logger.info("[5/%d] sanitize: %d records in %d groups (%.2fs)", STEPS, len(release.frame), method.groups,
+                    method.seconds)
+        privacy = privacy_step(train, release, roles, spec)
+        logger.info("[6/%d] privacy: k=%d, linkage risk %s", STEPS, privacy.k,
+                    "n/a" if privacy.linkage_risk is None else f"{privacy.linkage_risk:.3f}")
+        if privacy.failed:
+            raise ReleaseRejected(f"privacy gate failed: {_gate_summary(privacy.failed)}",
+                                  [g.name for g in privacy.failed])
+        util = utility_step(train, release, test, roles, spec)
+        logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
+        if util.failed:
+            raise ReleaseRejected(f"utility gate failed: {_gate_summary(util.failed)}", [g.name for g in util.failed])
+
+        manifest = Manifest(
+            release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest_report.input_sha256,
+            rows=len(release.frame), columns=list(release.frame.columns), spec=spec,
+            spec_sha256=known["spec_sha256"], roles=roles, ingest=ingest_report, method=method, seed=spec.seed,
+            privacy=privacy, utility=util, tuning=trace, versions=publish.collect_versions(), flow_run_id=run_id,
+        )
+        plot = tuning_plot_png(trace)
+        folder, manifest, _ = publish_step(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)
+        logger.info("[8/%d] published %s", STEPS, folder)
+        return ReleaseResult(
+            release_id=release_id, status="published", reason="published", folder=str(folder), k=privacy.k,
+            linkage_risk=privacy.linkage_risk, accuracy=util.accuracy, accuracy_original=util.accuracy_original,
+            per_class={c.label: c.sanitized for c in util.per_class},
+        )
+    except PpdpError as exc:
+        root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)
+        audit.record_refusal(root, release_id=release_id, dataset=spec.dataset if spec else None, error=exc,
+                             started_at=started, flow_run_id=run_id, **known)
+        raise
+    except Exception as exc:  # an unexpected failure is recorded too, by type only (messages may hold data)
+        audit.record_refusal(spec.publish.root if spec is not None else None, release_id=release_id,
+                             dataset=spec.dataset if spec else None,
+                             error=PpdpError(f"internal error ({type(exc).__name__})"), started_at=started,
+                             flow_run_id=run_id, **known)
+        raise
+

@@ -1,0 +1,1 @@
+"""Release steps as plain functions (no Prefect import here); :mod:`flows` wraps them as Prefect tasks."""

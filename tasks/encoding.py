@@ -1,0 +1,205 @@
+"""Numeric encoding of mixed tables, and back.
+
+The numeric methods (condensation, the utility classifiers, distance-based linkage) work on numbers. Each
+column is encoded by its kind:
+
+* numeric: missing values imputed by the column median, then standardized (z-score);
+* ordinal: the category's rank in the declared order (or the sorted distinct values), missing imputed by the
+  median rank, then standardized like a number;
+* nominal: one-hot, one indicator per category seen in fitting, a missing value being a category of its own;
+  indicators are scaled by 1/sqrt(2) so that two different categories are at distance 1, like one standard
+  deviation of a numeric column.
+
+Decoding (:meth:`TableEncoder.inverse_transform`) maps numbers back to valid values: numeric columns are
+clipped to the fitted range and rounded when the column held integers; ordinal ranks are rounded and clipped to
+the known categories; a one-hot block becomes the category with the largest indicator. Every released value is
+therefore a value the column could hold, though not necessarily one that occurred.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from schemas.spec import ColumnKind
+
+ONEHOT_SCALE = 1.0 / math.sqrt(2.0)
+_MISSING = object()  # the category of missing nominal values
+
+
+@dataclass
+class _ColumnCode:
+    name: str
+    kind: ColumnKind
+    start: int
+    width: int
+    center: float = 0.0
+    scale: float = 1.0
+    lo: float = 0.0
+    hi: float = 0.0
+    integer: bool = False
+    fill: float = 0.0
+    categories: list = field(default_factory=list)
+
+
+def _sort_key(value: object) -> tuple:
+    try:
+        return (0, float(value), "")  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return (1, 0.0, str(value))
+
+
+class TableEncoder:
+    """Encode ``columns`` of a frame to a float matrix and decode such matrices back to a frame.
+
+    Parameters
+    ----------
+    columns : list of str
+        Columns to encode, in order.
+    kinds : dict
+        Column name -> :class:`ColumnKind`.
+    orders : dict, optional
+        Column name -> category order (lowest first) for ordinal columns.
+    standardize : bool
+        Standardize numeric and ordinal columns and scale one-hot indicators (default), or keep raw units.
+    """
+
+    def __init__(
+        self,
+        *,
+        columns: list[str],
+        kinds: dict[str, ColumnKind],
+        orders: dict[str, list[str]] | None = None,
+        standardize: bool = True,
+    ) -> None:
+        self.columns = columns
+        self.kinds = kinds
+        self.orders = orders
+        self.standardize = standardize
+
+    # -- fitting ------------------------------------------------------------------------------------
+    def fit(self, frame: pd.DataFrame) -> TableEncoder:
+        codes: list[_ColumnCode] = []
+        start = 0
+        for name in self.columns:
+            kind = self.kinds[name]
+            series = frame[name]
+            if kind is ColumnKind.nominal:
+                cats = list(pd.unique(series.dropna()))
+                cats.sort(key=_sort_key)
+                if series.isna().any():
+                    cats.append(_MISSING)
+                scale = ONEHOT_SCALE if self.standardize else 1.0
+                code = _ColumnCode(name, kind, start, max(len(cats), 1), scale=scale, categories=cats)
+            else:
+                if kind is ColumnKind.ordinal:
+                    cats = self._ordinal_categories(name, series)
+                    values = self._ranks(series, cats)
+                else:
+                    cats = []
+                    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+                finite = values[~np.isnan(values)]
+                fill = float(np.median(finite)) if finite.size else 0.0
+                filled = np.where(np.isnan(values), fill, values)
+                center = float(filled.mean()) if filled.size else 0.0
+                sd = float(filled.std()) if filled.size else 0.0
+                integer = kind is ColumnKind.numeric and (
+                    pd.api.types.is_integer_dtype(series)
+                    or (finite.size > 0 and bool(np.all(finite == np.round(finite))))
+                )
+                code = _ColumnCode(
+                    name,
+                    kind,
+                    start,
+                    1,
+                    center=center if self.standardize else 0.0,
+                    scale=(1.0 / sd if sd > 0 else 1.0) if self.standardize else 1.0,
+                    lo=float(finite.min()) if finite.size else 0.0,
+                    hi=float(finite.max()) if finite.size else 0.0,
+                    integer=integer,
+                    fill=fill,
+                    categories=cats,
+                )
+            codes.append(code)
+            start += code.width
+        self.codes_ = codes
+        self.width_ = start
+        return self
+
+    def _ordinal_categories(self, name: str, series: pd.Series) -> list:
+        if self.orders and name in self.orders:
+            declared = list(self.orders[name])
+            extra = sorted({str(v) for v in series.dropna()} - set(declared))
+            if extra:
+                raise ValueError(f"column '{name}': {len(extra)} value(s) not in its declared order")
+            return declared
+        cats = list(pd.unique(series.dropna()))
+        cats.sort(key=_sort_key)
+        return cats
+
+    @staticmethod
+    def _ranks(series: pd.Series, cats: list) -> np.ndarray:
+        lookup = {str(c): i for i, c in enumerate(cats)}
+        return series.map(lambda v: lookup.get(str(v), np.nan), na_action="ignore").to_numpy(dtype=float)
+
+    # -- encoding -----------------------------------------------------------------------------------
+    def transform(self, frame: pd.DataFrame) -> np.ndarray:
+        n = len(frame)
+        out = np.zeros((n, self.width_), dtype=np.float64)
+        for code in self.codes_:
+            series = frame[code.name]
+            if code.kind is ColumnKind.nominal:
+                cats = code.categories
+                index = {c: i for i, c in enumerate(cats) if c is not _MISSING}
+                pos = series.map(index, na_action="ignore").to_numpy(dtype=float)
+                if _MISSING in cats:
+                    pos = np.where(series.isna().to_numpy(), cats.index(_MISSING), pos)
+                known = ~np.isnan(pos)  # unseen categories encode as all zeros
+                rows = np.nonzero(known)[0]
+                out[rows, code.start + pos[known].astype(np.int64)] = code.scale
+            else:
+                if code.kind is ColumnKind.ordinal:
+                    values = self._ranks(series, code.categories)
+                else:
+                    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+                values = np.where(np.isnan(values), code.fill, values)
+                out[:, code.start] = (values - code.center) * code.scale
+        return out
+
+    def fit_transform(self, frame: pd.DataFrame) -> np.ndarray:
+        return self.fit(frame).transform(frame)
+
+    def inverse_transform(self, matrix: np.ndarray, index: pd.Index | None = None) -> pd.DataFrame:
+        data: dict[str, object] = {}
+        for code in self.codes_:
+            block = matrix[:, code.start : code.start + code.width]
+            if code.kind is ColumnKind.nominal:
+                if not code.categories:
+                    data[code.name] = pd.Series([None] * len(matrix), dtype=object)
+                    continue
+                picks = np.argmax(block, axis=1)
+                values = np.array(code.categories, dtype=object)[picks]
+                values = np.where(values == np.array(_MISSING, dtype=object), None, values)
+                data[code.name] = values
+            else:
+                raw = block[:, 0] / code.scale + code.center
+                if code.kind is ColumnKind.ordinal:
+                    ranks = np.clip(np.rint(raw), 0, max(len(code.categories) - 1, 0)).astype(np.int64)
+                    data[code.name] = np.array(code.categories, dtype=object)[ranks]
+                else:
+                    raw = np.clip(raw, code.lo, code.hi)
+                    data[code.name] = np.rint(raw).astype(np.int64) if code.integer else raw
+        return pd.DataFrame(data, index=index)
+
+    def blocks(self) -> dict[str, slice]:
+        """Column name -> its slice of the encoded matrix."""
+        return {c.name: slice(c.start, c.start + c.width) for c in self.codes_}
+
+
+def encoder_for(frame: pd.DataFrame, columns: list[str], kinds: dict[str, ColumnKind],
+                orders: dict[str, list[str]] | None = None) -> TableEncoder:
+    """A fitted standardizing encoder (the common case)."""
+    return TableEncoder(columns=columns, kinds=kinds, orders=orders).fit(frame)

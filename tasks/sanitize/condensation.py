@@ -1,0 +1,429 @@
+"""Condensation: replace each group of at least k similar records by synthetic records with the group's
+mean and covariance.
+
+Follows Kim, Chen & Gangopadhyay (2012), ``../shared/papers/000_74849bd42309de0e.txt``:
+
+* ``original`` (Aggarwal & Yu 2004, section "Condensation method"): repeatedly pick a random unassigned record
+  as a seed and give it its k-1 nearest unassigned records; the fewer than k records left join the group of
+  their nearest seed. Every group has at least k records.
+* ``modified`` (Banerjee et al. 2010, the paper's Figure 3): k-means with floor(n/k) clusters on weighted
+  Euclidean distance (the class label, when present, one-hot with weight ``class_weight``); clusters sorted by
+  size ascending; each cluster with fewer than k records takes the k-|C| records closest to its centre from
+  clusters larger than k, never pulling a donor below k.
+* ``class_wise`` (Figure 5): the modified method run separately inside each class, with group size k or, when
+  k is not given, the approximate GCD g* = t * GCD(floor(|C1|/t), ..., floor(|Cm|/t)); no group mixes
+  classes.
+* synthesis (Figure 3, steps 2-1 to 2-6) for every variant: per group, mean and covariance; eigen-decompose;
+  draw |C| points with independent coordinates along the eigenvectors and variance equal to each eigenvalue
+  (uniform on [-sqrt(3 lambda), sqrt(3 lambda)] as in Aggarwal & Yu, or gaussian); the draws are centred so
+  each synthetic group keeps its group's mean exactly; rotate back and add the mean.
+
+Encoding (see :mod:`tasks.encoding`): every published attribute except the class (quasi-identifiers,
+sensitive and other columns alike: a raw value beside a synthetic record would link it back) is encoded to
+numbers and standardized, so that distances and the principal axes are not dominated by one unit of measure;
+synthesis happens in that space and the result is decoded to valid values (nominal columns: the category with
+the largest synthetic indicator; ordinal: the nearest rank; numbers clipped to the column's range and rounded if
+they were integers). The class label is copied in ``class_wise`` (groups are pure); in the other variants it is
+synthesized as a one-hot block like any nominal column. Pseudonymized identifier columns pass through with
+their record.
+
+Degenerate groups: a constant column has a zero eigenvalue, so its synthetic values equal the constant; a
+singular covariance simply has zero eigenvalues (no spread along those axes); k identical rows produce k
+copies of that row (still k-anonymous). Negative eigenvalues from rounding are clipped to zero, missing values
+are imputed by the encoder, so no NaN can be produced.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import reduce
+from typing import ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from scipy.spatial import cKDTree
+
+from schemas.reports import Roles
+from schemas.spec import ColumnKind
+from tasks.encoding import TableEncoder
+from tasks.errors import InputError
+from tasks.sanitize.base import Sanitizer
+
+Variant = Literal["original", "modified", "class_wise"]
+_KD_MAX_DIMS = 16  # above this, a k-d tree is no faster than brute force
+_BATCH_BYTES = 64 * 2**20  # memory for one batch of per-group covariance work
+
+
+# -- group size ------------------------------------------------------------------------------------
+def approximate_gcd(class_sizes: list[int] | np.ndarray, threshold: int) -> int:
+    """The paper's approximate GCD: ``t * GCD(floor(|C1|/t), ..., floor(|Cm|/t))`` (Theorem 1).
+
+    >>> approximate_gcd([15, 10], 5)
+    5
+    >>> approximate_gcd([1001, 501], 20)
+    500
+    """
+    t = int(threshold)
+    if t < 1:
+        raise ValueError("threshold t must be at least 1")
+    units = [int(s) // t for s in class_sizes]
+    if not units or min(units) < 1:
+        raise InputError(f"approximate GCD: a class has fewer records than the threshold t={t}")
+    return t * reduce(math.gcd, units)
+
+
+# -- k-means ---------------------------------------------------------------------------------------
+def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, max_iter: int = 50, tol: float = 1e-3
+                  ) -> np.ndarray:
+    """Lloyd's k-means from ``n_clusters`` distinct random records; returns a label per row.
+
+    Stops when at most ``tol`` of the rows change cluster (or after ``max_iter`` iterations). Assignment uses
+    a k-d tree over the centres in low dimension and chunked matrix products otherwise; centres are updated
+    with a sparse indicator product. Empty clusters are re-seeded with the points farthest from their
+    centre, so every label in 0..n_clusters-1 is used when n >= n_clusters.
+    """
+    n, d = x.shape
+    rng = np.random.default_rng(seed)
+    if n_clusters <= 1:
+        return np.zeros(n, dtype=np.int64)
+    centres = x[rng.choice(n, size=n_clusters, replace=False)].copy()
+    labels = np.full(n, -1, dtype=np.int64)
+    for _ in range(max_iter):
+        new, dist = _assign(x, centres)
+        empty = np.setdiff1d(np.arange(n_clusters), new)
+        if empty.size:
+            far = np.argsort(-dist, kind="stable")[: empty.size]
+            new[far] = empty
+        changed = int(np.count_nonzero(new != labels))
+        labels = new
+        if changed <= tol * n:
+            break
+        counts = np.bincount(labels, minlength=n_clusters).astype(float)
+        sums = _cluster_sums(labels, x, n_clusters)
+        centres = sums / counts[:, None]
+    return labels
+
+
+def _cluster_sums(labels: np.ndarray, x: np.ndarray, n_clusters: int) -> np.ndarray:
+    """Per-cluster sums of the rows of ``x`` (a sparse indicator product: no loop over rows)."""
+    indicator = sparse.csr_matrix(
+        (np.ones(len(labels)), (labels, np.arange(len(labels)))), shape=(n_clusters, len(labels))
+    )
+    return np.asarray(indicator @ x)
+
+
+def _assign(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest centre of each row and the squared distance to it."""
+    if x.shape[1] <= _KD_MAX_DIMS:
+        dist, idx = cKDTree(centres).query(x, k=1)
+        return idx.astype(np.int64), dist**2
+    n = len(x)
+    c2 = np.einsum("ij,ij->i", centres, centres)
+    idx = np.empty(n, dtype=np.int64)
+    best = np.empty(n)
+    step = max(1, int(_BATCH_BYTES // (8 * max(len(centres), 1))))
+    for s in range(0, n, step):
+        block = x[s : s + step]
+        d2 = c2[None, :] - 2.0 * block @ centres.T
+        j = np.argmin(d2, axis=1)
+        idx[s : s + step] = j
+        best[s : s + step] = d2[np.arange(len(block)), j] + np.einsum("ij,ij->i", block, block)
+    return idx, np.maximum(best, 0.0)
+
+
+def _nearest(x: np.ndarray, points: np.ndarray, m: int, tree: cKDTree | None, sq: np.ndarray | None
+             ) -> np.ndarray:
+    """For each row of ``points``, indices of the ``m`` rows of ``x`` nearest to it, nearest first: (P, m).
+
+    A k-d tree answers in low dimension; otherwise squared distances come from one matrix product per batch
+    of points (``sq`` holds the rows' squared norms) and ``argpartition`` picks the m smallest.
+    """
+    points = np.atleast_2d(points)
+    m = min(m, len(x))
+    if tree is not None:
+        _, idx = tree.query(points, k=m)
+        return np.asarray(idx).reshape(len(points), m)
+    out = np.empty((len(points), m), dtype=np.int64)
+    step = max(1, int(_BATCH_BYTES // (8 * max(len(x), 1))))
+    for s in range(0, len(points), step):
+        block = points[s : s + step]
+        d2 = sq[:, None] - 2.0 * (x @ block.T)  # (n, B); the points' own norms do not change the order
+        if m < len(x):
+            part = np.argpartition(d2, m - 1, axis=0)[:m]  # (m, B)
+            vals = np.take_along_axis(d2, part, axis=0)
+            order = np.argsort(vals, axis=0, kind="stable")
+            out[s : s + step] = np.take_along_axis(part, order, axis=0).T
+        else:
+            out[s : s + step] = np.argsort(d2, axis=0, kind="stable").T
+    return out
+
+
+# -- grouping --------------------------------------------------------------------------------------
+def modified_groups(x: np.ndarray, k: int, seed: int, max_iter: int = 50) -> np.ndarray:
+    """Figure 3, step 1: k-means with floor(n/k) clusters, then top up clusters smaller than k.
+
+    Returns dense group ids; every group has at least k rows.
+    """
+    n = len(x)
+    if n < k:
+        raise InputError(f"condensation: {n} records cannot form a group of k={k}")
+    n_clusters = n // k
+    if n_clusters <= 1:
+        return np.zeros(n, dtype=np.int64)
+    labels = kmeans_labels(x, n_clusters, seed, max_iter)
+    sizes = np.bincount(labels, minlength=n_clusters)
+    centres = _cluster_sums(labels, x, n_clusters) / np.maximum(sizes, 1)[:, None]
+    tree = cKDTree(x) if x.shape[1] <= _KD_MAX_DIMS else None
+    sq = None if tree is not None else np.einsum("ij,ij->i", x, x)
+    small = [int(c) for c in np.argsort(sizes, kind="stable") if 0 < sizes[c] < k]
+    if small:  # candidate lists for every small cluster at once; recomputed wider only when exhausted
+        m0 = min(n, max(16 * k, 256))
+        first = _nearest(x, centres[small], m0, tree, sq)
+    for i, c in enumerate(small):
+        need = k - sizes[c]
+        cand_all, m = first[i], m0
+        while True:
+            donors = labels[cand_all]
+            ok = sizes[donors] > k
+            cand, donors = cand_all[ok], donors[ok]
+            # the j-th record offered by a donor may go only while the donor keeps k: rank within donor
+            order = np.argsort(donors, kind="stable")
+            ranks = np.empty(len(donors), dtype=np.int64)
+            sd = donors[order]
+            starts = np.r_[0, np.flatnonzero(sd[1:] != sd[:-1]) + 1] if len(sd) else np.zeros(0, dtype=np.int64)
+            ranks[order] = np.arange(len(sd)) - np.repeat(starts, np.diff(np.r_[starts, len(sd)]))
+            allowed = ranks < (sizes[donors] - k)
+            take = cand[allowed][:need]
+            if len(take) == need or m >= n:
+                break
+            m = min(n, 4 * m)
+            cand_all = _nearest(x, centres[c], m, tree, sq)[0]
+        if len(take) < need:  # cannot happen: floor(n/k) clusters always leave enough surplus
+            raise RuntimeError("condensation: not enough records to top up a group")
+        np.subtract.at(sizes, labels[take], 1)
+        labels[take] = c
+        sizes[c] = k
+    _, dense = np.unique(labels, return_inverse=True)
+    return dense.reshape(-1).astype(np.int64)
+
+
+def original_groups(x: np.ndarray, k: int, seed: int) -> np.ndarray:
+    """Aggarwal & Yu: a random unassigned record seeds a group and takes its k-1 nearest unassigned records,
+    while at least k records are unassigned; the rest join the group of their nearest seed.
+
+    Returns dense group ids; every group has at least k rows. The loop runs once per group, not per record.
+    """
+    n = len(x)
+    if n < k:
+        raise InputError(f"condensation: {n} records cannot form a group of k={k}")
+    rng = np.random.default_rng(seed)
+    labels = np.full(n, -1, dtype=np.int64)
+    seeds: list[int] = []
+    low_dim = x.shape[1] <= _KD_MAX_DIMS
+    pool = np.arange(n)  # rows not yet known to be assigned (what the tree, if any, was built on)
+    tree = cKDTree(x) if low_dim else None
+    remaining = n
+    for s in rng.permutation(n):
+        if remaining < k:
+            break
+        if labels[s] >= 0:
+            continue
+        m = 2 * k
+        while True:
+            if tree is None:
+                sub = x[pool]
+                local = _nearest(sub, x[s], min(m, len(pool)), None, np.einsum("ij,ij->i", sub, sub))[0]
+            else:
+                local = _nearest(x, x[s], min(m, len(pool)), tree, None)[0]
+            cand = pool[local]
+            cand = cand[(labels[cand] < 0) & (cand != s)]
+            if len(cand) >= k - 1 or m >= len(pool):
+                break
+            m *= 4
+        take = np.r_[s, cand[: k - 1]]
+        labels[take] = len(seeds)
+        seeds.append(int(s))
+        remaining -= len(take)
+        if tree is None:
+            pool = pool[labels[pool] < 0]
+        elif remaining < len(pool) // 2:  # rebuild on the unassigned rows: queries stay short
+            pool = np.flatnonzero(labels < 0)
+            tree = cKDTree(x[pool]) if len(pool) else None
+            if tree is None:
+                break
+    left = np.flatnonzero(labels < 0)
+    if left.size:
+        _, nearest_seed = cKDTree(x[np.asarray(seeds)]).query(x[left], k=1)
+        labels[left] = np.asarray(nearest_seed, dtype=np.int64)
+    return labels
+
+
+# -- synthesis -------------------------------------------------------------------------------------
+def synthesize(
+    x: np.ndarray, groups: np.ndarray, rng: np.random.Generator, distribution: str = "uniform"
+) -> np.ndarray:
+    """Replace each group's rows by as many synthetic rows with the group's mean and covariance.
+
+    Row i of the result is a synthetic record of group ``groups[i]``. Groups of equal size are processed
+    together (batched covariance and eigen-decomposition); no Python loop over records.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    n, d = x.shape
+    out = np.empty_like(x)
+    if n == 0:
+        return out
+    order = np.argsort(groups, kind="stable")
+    ids, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
+    for size in np.unique(counts):
+        which = np.flatnonzero(counts == size)
+        per_group = max(1, int(_BATCH_BYTES // (8 * (size * d * 3 + d * d * 2))))
+        for b in range(0, len(which), per_group):
+            sel = which[b : b + per_group]
+            rows = order[starts[sel][:, None] + np.arange(size)[None, :]]  # (G, size)
+            block = x[rows]  # (G, size, d)
+            mean = block.mean(axis=1, keepdims=True)
+            centred = block - mean
+            cov = np.einsum("gsi,gsj->gij", centred, centred) / size
+            eigval, eigvec = np.linalg.eigh(cov)
+            eigval = np.clip(eigval, 0.0, None)
+            if distribution == "gaussian":
+                draw = rng.standard_normal((len(sel), size, d)) * np.sqrt(eigval)[:, None, :]
+            else:
+                half = np.sqrt(3.0 * eigval)[:, None, :]
+                draw = rng.uniform(-1.0, 1.0, (len(sel), size, d)) * half
+            draw -= draw.mean(axis=1, keepdims=True)  # the synthetic group keeps the mean exactly
+            out[rows] = np.einsum("gsk,gik->gsi", draw, eigvec) + mean
+    return out
+
+
+# -- the sanitizer ---------------------------------------------------------------------------------
+class Condensation(Sanitizer):
+    """Condensation-based sanitization (original, modified or class-wise); see the module docstring.
+
+    Parameters
+    ----------
+    variant : {"class_wise", "modified", "original"}
+    k : int, optional
+        Group size. For ``class_wise`` it may be omitted, then the approximate GCD with ``threshold`` is used.
+    threshold : int, optional
+        The paper's t, used only to compute the approximate GCD when ``k`` is None.
+    class_weight : float
+        Weight of the class label in the grouping distance (``modified`` and ``original``).
+    distribution : {"uniform", "gaussian"}
+        Distribution of synthetic coordinates along each eigenvector.
+    kmeans_max_iter : int
+        Iteration cap of k-means (``modified`` and ``class_wise``).
+    seed : int
+        Seed of every random choice (k-means starts, seeds, synthetic draws, row order).
+    """
+
+    name: ClassVar[str] = "condensation"
+    release_kind = "synthetic"
+    variants: ClassVar[tuple[str, ...]] = ("original", "modified", "class_wise")
+
+    def __init__(
+        self,
+        *,
+        variant: Variant = "class_wise",
+        k: int | None = None,
+        threshold: int | None = None,
+        class_weight: float = 2.0,
+        distribution: Literal["uniform", "gaussian"] = "uniform",
+        kmeans_max_iter: int = 50,
+        seed: int = 0,
+    ) -> None:
+        self.variant = variant
+        self.k = k
+        self.threshold = threshold
+        self.class_weight = class_weight
+        self.distribution = distribution
+        self.kmeans_max_iter = kmeans_max_iter
+        self.seed = seed
+
+    @property
+    def needs_class(self) -> bool:  # type: ignore[override]
+        return self.variant == "class_wise"
+
+    def _check_params(self) -> None:
+        if self.variant not in self.variants:
+            raise ValueError(f"condensation: unknown variant {self.variant!r}")
+        if self.k is None and (self.variant != "class_wise" or self.threshold is None):
+            raise ValueError("condensation: k is required (or, for class_wise, a threshold t)")
+        if self.k is not None and int(self.k) < 1:
+            raise ValueError("condensation: k must be at least 1")
+        if self.distribution not in ("uniform", "gaussian"):
+            raise ValueError(f"condensation: unknown distribution {self.distribution!r}")
+        if not self.class_weight > 0:
+            raise ValueError("condensation: class_weight must be positive")
+
+    def group_size(self, class_sizes: list[int]) -> int:
+        """The k this sanitizer uses for the given class sizes."""
+        if self.k is not None:
+            return int(self.k)
+        return approximate_gcd(class_sizes, int(self.threshold))  # type: ignore[arg-type]
+
+    def _sanitize(self, frame: pd.DataFrame, roles: Roles) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        cls = roles.class_column
+        attrs = [c for c in roles.attributes if c in frame.columns]
+        kinds = roles.kinds()
+        encoder = TableEncoder(columns=attrs, kinds=kinds, orders=roles.orders()).fit(frame)
+        x = encoder.transform(frame)
+        rng = np.random.default_rng(self.seed)
+        n = len(frame)
+
+        if self.variant == "class_wise":
+            if cls is None:
+                raise InputError("condensation class_wise: no class column")
+            labels = frame[cls]
+            codes, uniques = pd.factorize(labels, sort=True)
+            if (codes < 0).any():
+                raise InputError(f"condensation class_wise: class column '{cls}' has missing values")
+            sizes = np.bincount(codes, minlength=len(uniques))
+            k = self.group_size(sizes.tolist())
+            if sizes.min() < k:
+                raise InputError(
+                    f"condensation class_wise: a class of '{cls}' has {int(sizes.min())} records, fewer than k={k}"
+                )
+            groups = np.empty(n, dtype=np.int64)
+            offset = 0
+            class_seeds = rng.integers(0, 2**31 - 1, size=len(uniques))
+            for c in range(len(uniques)):  # one k-means per class: no group mixes classes
+                idx = np.flatnonzero(codes == c)
+                g = modified_groups(x[idx], k, int(class_seeds[c]), self.kmeans_max_iter)
+                groups[idx] = g + offset
+                offset += int(g.max()) + 1
+            synth = synthesize(x, groups, rng, self.distribution)
+            out = encoder.inverse_transform(synth)
+            out[cls] = labels.to_numpy()
+        else:
+            k = int(self.k)  # type: ignore[arg-type]
+            if n < k:
+                raise InputError(f"condensation: {n} records cannot form a group of k={k}")
+            if cls is not None:
+                cls_enc = TableEncoder(columns=[cls], kinds={cls: ColumnKind.nominal}, standardize=False).fit(frame)
+                onehot = cls_enc.transform(frame)
+                space = np.hstack([x, self.class_weight * onehot])
+            else:
+                cls_enc, onehot, space = None, None, x
+            if self.variant == "modified":
+                groups = modified_groups(space, k, int(rng.integers(0, 2**31 - 1)), self.kmeans_max_iter)
+            else:
+                groups = original_groups(space, k, int(rng.integers(0, 2**31 - 1)))
+            full = x if onehot is None else np.hstack([x, onehot])
+            synth = synthesize(full, groups, rng, self.distribution)
+            out = encoder.inverse_transform(synth[:, : x.shape[1]])
+            if cls_enc is not None:
+                out[cls] = cls_enc.inverse_transform(synth[:, x.shape[1] :])[cls].to_numpy()
+
+        for name in frame.columns:  # pseudonymized identifiers travel with their record
+            if name not in out.columns:
+                out[name] = frame[name].to_numpy()
+        out = out[list(frame.columns)]
+        for name in frame.columns:  # decoded columns take the input's dtype back where values allow
+            if out[name].dtype != frame[name].dtype:
+                try:
+                    out[name] = out[name].astype(frame[name].dtype)
+                except (TypeError, ValueError):
+                    pass
+        return out, groups, groups

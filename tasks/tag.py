@@ -1,0 +1,199 @@
+"""Tag every column with a role, and keep direct identifiers out of the release.
+
+Declared roles come from the spec. Every undeclared column is tagged automatically, first rule wins, and the
+reason is recorded:
+
+1. direct identifier by name (name, email, phone, SSN, record id, ...);
+2. quasi-identifier by a well-known name (age, sex/gender, zip/postcode, birth date, race, marital status,
+   education, occupation, country);
+3. direct identifier by values: most sampled values look like e-mail addresses, phone numbers or SSNs, or a
+   text/integer column is near-unique (distinct / non-missing >= ``tagging.near_unique_ratio``);
+4. quasi-identifier by re-identification contribution: adding the column to the quasi-identifiers found so far
+   raises the share of sample-unique records by at least ``tagging.reid_contribution``;
+5. otherwise "other".
+
+Reasons hold rates and counts, never values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+
+import pandas as pd
+
+from schemas.reports import ColumnTag, Roles
+from schemas.spec import ColumnKind, IdentifierPolicy, ReleaseSpec, Role
+from tasks.errors import SpecError
+from tasks.groups import unique_share
+
+_IDENTIFIER_TOKENS = {
+    "name", "names", "firstname", "lastname", "surname", "fullname", "forename", "email", "mail", "phone",
+    "telephone", "mobile", "fax", "ssn", "nino", "passport", "uuid", "guid", "id", "ids",
+    "identifier", "iban", "mrn", "address", "street", "username", "login", "rownames",
+}
+_IDENTIFIER_PHRASES = {
+    ("social", "security"), ("record", "id"), ("first", "name"), ("last", "name"), ("full", "name"),
+    ("e", "mail"), ("phone", "number"), ("account", "number"), ("customer", "number"), ("patient", "number"),
+    ("medical", "record"), ("ip", "address"), ("national", "id"), ("row", "names"),
+}
+_QI_TOKENS = {
+    "age": "age", "sex": "sex", "gender": "gender", "zip": "zip code", "zipcode": "zip code",
+    "postcode": "postcode", "postalcode": "postcode", "birth": "birth date", "birthdate": "birth date",
+    "birthday": "birth date", "dob": "birth date", "race": "race", "ethnicity": "race/ethnicity",
+    "marital": "marital status", "education": "education", "occupation": "occupation", "country": "country",
+    "nationality": "country", "yob": "birth date",
+}
+_QI_PHRASES = {("postal", "code"): "postcode", ("zip", "code"): "zip code", ("date", "of", "birth"): "birth date"}
+
+_VALUE_PATTERNS = {
+    "e-mail addresses": re.compile(r"^[\w.+-]+@[\w-]+(\.[\w-]+)+$"),
+    "US social security numbers": re.compile(r"^\d{3}-\d{2}-\d{4}$"),
+    "phone numbers": re.compile(r"^\+?\(?\d{1,4}\)?([\s.-]?\(?\d{2,4}\)?){2,5}$"),
+}
+_PATTERN_SHARE = 0.9
+_SAMPLE = 2000
+_MIN_ROWS_NEAR_UNIQUE = 20
+
+
+def tokens(name: str) -> list[str]:
+    """``"Patient-ID"`` -> ``["patient", "id"]``; ``"maritalStatus"`` -> ``["marital", "status"]``."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [t for t in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if t]
+
+
+def _has_phrase(toks: list[str], phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return any(tuple(toks[i : i + n]) == phrase for i in range(len(toks) - n + 1))
+
+
+def name_rule(name: str) -> tuple[Role, str] | None:
+    """Role implied by a column's name alone, with the reason; None when the name says nothing."""
+    toks = tokens(name)
+    for phrase in _IDENTIFIER_PHRASES:
+        if _has_phrase(toks, phrase):
+            return Role.identifier, f"name matches direct identifier '{' '.join(phrase)}'"
+    for t in toks:
+        if t in _IDENTIFIER_TOKENS:
+            return Role.identifier, f"name contains direct identifier word '{t}'"
+    for phrase, label in _QI_PHRASES.items():
+        if _has_phrase(toks, phrase):
+            return Role.quasi_identifier, f"name matches well-known quasi-identifier ({label})"
+    for t in toks:
+        if t in _QI_TOKENS:
+            return Role.quasi_identifier, f"name matches well-known quasi-identifier ({_QI_TOKENS[t]})"
+    return None
+
+
+def value_rule(series: pd.Series, near_unique_ratio: float) -> tuple[Role, str] | None:
+    """Direct identifier judged from values: identifier-shaped text, or a near-unique text/integer column."""
+    values = series.dropna()
+    if values.empty:
+        return None
+    is_text = pd.api.types.is_string_dtype(series) or series.dtype == object
+    if is_text:
+        sample = values.astype(str).str.strip()
+        if len(sample) > _SAMPLE:
+            sample = sample.sample(_SAMPLE, random_state=0)
+        for label, pattern in _VALUE_PATTERNS.items():
+            share = float(sample.str.match(pattern).mean())
+            if share >= _PATTERN_SHARE:
+                return Role.identifier, f"{share:.0%} of {len(sample)} sampled values look like {label}"
+    if (is_text or pd.api.types.is_integer_dtype(series)) and len(values) >= _MIN_ROWS_NEAR_UNIQUE:
+        ratio = values.nunique() / len(values)
+        if ratio >= near_unique_ratio:
+            return Role.identifier, f"near-unique: {ratio:.1%} of non-missing values are distinct"
+    return None
+
+
+_CODE_LABELS = {"zip code", "postcode"}
+
+
+def infer_kind(series: pd.Series, role: Role, name_reason: str | None = None) -> ColumnKind:
+    """Nominal for labels, identifiers, booleans, text and postal codes (numbers that are codes); numeric for
+    other number columns."""
+    if role in (Role.class_, Role.identifier):
+        return ColumnKind.nominal
+    if name_reason is not None and any(f"({label})" in name_reason for label in _CODE_LABELS):
+        return ColumnKind.nominal
+    if pd.api.types.is_bool_dtype(series):
+        return ColumnKind.nominal
+    if pd.api.types.is_numeric_dtype(series):
+        return ColumnKind.numeric
+    return ColumnKind.nominal
+
+
+def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
+    """Give every column of ``frame`` a role, a kind and the reason for both."""
+    declared = spec.declared()
+    tags: dict[str, ColumnTag] = {}
+    for name, col in declared.items():
+        kind = col.kind or infer_kind(frame[name], col.role)
+        if col.role is Role.class_:
+            kind = ColumnKind.nominal
+        if kind is ColumnKind.numeric and not pd.api.types.is_numeric_dtype(frame[name]):
+            raise SpecError(f"spec columns.{name}: declared numeric but the column is not numbers")
+        tags[name] = ColumnTag(
+            name=name, role=col.role, kind=kind, source="declared", reason="declared in spec", order=col.order
+        )
+
+    undeclared = [c for c in frame.columns if c not in declared]
+    pending: list[str] = []
+    for name in undeclared:
+        rule = name_rule(name) if spec.tagging.auto else None
+        if rule is None:
+            pending.append(name)
+            continue
+        role, reason = rule
+        tags[name] = ColumnTag(name=name, role=role, kind=infer_kind(frame[name], role, reason), source="auto",
+                               reason=reason)
+
+    qis = [n for n, t in tags.items() if t.role is Role.quasi_identifier]
+    base = unique_share(frame, qis) if spec.tagging.auto else 0.0
+    for name in pending:
+        series = frame[name]
+        role, reason = Role.other, "no identifying name, values or re-identification contribution"
+        if not spec.tagging.auto:
+            reason = "not declared (automatic tagging is off)"
+        elif (rule := value_rule(series, spec.tagging.near_unique_ratio)) is not None:
+            role, reason = rule
+        else:
+            with_col = unique_share(frame, [*qis, name])
+            if with_col - base >= spec.tagging.reid_contribution:
+                role = Role.quasi_identifier
+                reason = (
+                    f"re-identification contribution: sample uniques rise from {base:.1%} to {with_col:.1%} "
+                    "when added to the quasi-identifiers"
+                )
+        tags[name] = ColumnTag(name=name, role=role, kind=infer_kind(series, role), source="auto", reason=reason)
+
+    return Roles(columns=[tags[c] for c in frame.columns])
+
+
+def pseudonym(values: pd.Series, key: bytes) -> pd.Series:
+    """Keyed HMAC-SHA256 of each value's text (hex); missing stays missing."""
+
+    def one(v: object) -> str:
+        return hmac.new(key, str(v).encode("utf-8"), hashlib.sha256).hexdigest()
+
+    out = values.map(one, na_action="ignore")
+    return out.astype("string")
+
+
+def protect_identifiers(frame: pd.DataFrame, roles: Roles, policy: IdentifierPolicy, key: bytes | None) -> pd.DataFrame:
+    """Drop direct identifiers, or replace them by keyed pseudonyms; the input frame is not changed."""
+    ids = roles.identifiers
+    if not ids:
+        return frame.copy()
+    if policy.action == "drop":
+        return frame.drop(columns=ids)
+    if not key:
+        raise SpecError(
+            f"spec identifiers.action: pseudonymize needs a key: set the environment variable {policy.key_env}"
+            + (f" or the Prefect Secret block '{policy.key_secret_block}'" if policy.key_secret_block else "")
+        )
+    out = frame.copy()
+    for name in ids:
+        out[name] = pseudonym(out[name], key)
+    return out

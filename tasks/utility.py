@@ -1,0 +1,135 @@
+"""Utility: hold out original rows, train a classifier on the release, test it on the held-out rows.
+
+The held-out rows are never sanitized and never published. The same classifier trained on the original
+training rows gives the baseline; the gate compares the two accuracies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import train_test_split
+
+from schemas.reports import ClassAccuracy, GateResult, Roles, UtilityReport
+from schemas.spec import UtilitySpec
+from tasks.encoding import TableEncoder
+from tasks.errors import InputError
+
+
+def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed: int
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Stratified split into (training rows, held-out rows); indexes are reset, order is seeded."""
+    labels = frame[class_column]
+    counts = labels.value_counts(dropna=False)
+    if len(counts) < 2:
+        raise InputError(f"class column '{class_column}' has a single class: nothing to classify")
+    if counts.min() < 2:
+        raise InputError(
+            f"class column '{class_column}': {int((counts < 2).sum())} class(es) with a single record cannot be "
+            "split into training and held-out rows"
+        )
+    n_test = max(int(round(fraction * len(frame))), len(counts))
+    if len(frame) - n_test < len(counts):
+        raise InputError(f"input has {len(frame)} rows: too few to hold out {fraction:.0%} by class")
+    train, test = train_test_split(frame, test_size=n_test, stratify=labels, random_state=seed % (2**32))
+    return train.reset_index(drop=True), test.reset_index(drop=True)
+
+
+def make_classifier(name: str, seed: int = 0):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    if name == "knn1":
+        return KNeighborsClassifier(n_neighbors=1)
+    if name == "knn5":
+        return KNeighborsClassifier(n_neighbors=5)
+    if name == "naive_bayes":
+        return GaussianNB()
+    if name == "decision_tree":
+        return DecisionTreeClassifier(random_state=seed)
+    if name == "logistic_regression":
+        return LogisticRegression(max_iter=1000)
+    raise ValueError(f"unknown classifier {name!r}")
+
+
+def feature_encoder(train_original: pd.DataFrame, roles: Roles) -> TableEncoder:
+    """Encoder of the classifier's features (every published attribute but identifiers and the class)."""
+    return TableEncoder(columns=roles.attributes, kinds=roles.kinds(), orders=roles.orders()).fit(train_original)
+
+
+def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: str, encoder: TableEncoder,
+             seed: int = 0) -> tuple[float, dict[str, float], dict[str, int]]:
+    """Overall accuracy and accuracy per class (recall) of ``classifier`` trained on ``train``."""
+    cls = roles.class_column
+    assert cls is not None
+    y_train = train[cls].astype(str).to_numpy()
+    y_test = test[cls].astype(str).to_numpy()
+    model = make_classifier(classifier, seed)
+    model.fit(encoder.transform(train), y_train)
+    pred = model.predict(encoder.transform(test))
+    hit = pred == y_test
+    labels, inverse = np.unique(y_test, return_inverse=True)
+    per_hits = np.bincount(inverse, weights=hit.astype(float), minlength=len(labels))
+    support = np.bincount(inverse, minlength=len(labels))
+    per_class = {str(lab): float(h / s) for lab, h, s in zip(labels, per_hits, support)}
+    return float(hit.mean()) if len(hit) else 0.0, per_class, {str(lab): int(s) for lab, s in zip(labels, support)}
+
+
+def information_loss(original: np.ndarray, released: np.ndarray) -> tuple[float, float]:
+    """(mean shift, correlation loss) between two encoded, standardized matrices of the same columns."""
+    if original.shape[1] == 0 or len(original) == 0 or len(released) == 0:
+        return 0.0, 0.0
+    shift = float(np.mean(np.abs(released.mean(axis=0) - original.mean(axis=0))))
+    if original.shape[1] < 2:
+        return shift, 0.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = np.corrcoef(original, rowvar=False)
+        b = np.corrcoef(released, rowvar=False)
+    iu = np.triu_indices(original.shape[1], 1)
+    a, b = np.nan_to_num(a[iu]), np.nan_to_num(b[iu])
+    return shift, float(np.mean(np.abs(a - b)))
+
+
+def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
+                     spec: UtilitySpec, seed: int = 0) -> UtilityReport:
+    """Accuracy of the release vs the original training rows on the held-out rows, information loss, gate."""
+    encoder = feature_encoder(train_original, roles)
+    acc, per_class, support = accuracy(released, test, roles, spec.classifier, encoder, seed)
+    acc0, per_class0, _ = accuracy(train_original, test, roles, spec.classifier, encoder, seed)
+    ratio = acc / acc0 if acc0 > 0 else None
+    shift, corr = information_loss(encoder.transform(train_original), encoder.transform(released))
+    gates = []
+    if spec.min_accuracy_ratio is not None:
+        gates.append(
+            GateResult(
+                name="min_accuracy_ratio",
+                threshold=spec.min_accuracy_ratio,
+                value=ratio,
+                passed=ratio is not None and ratio >= spec.min_accuracy_ratio,
+                worst=_worst_class(per_class, per_class0),
+            )
+        )
+    return UtilityReport(
+        classifier=spec.classifier,
+        train_rows=len(released),
+        test_rows=len(test),
+        accuracy=acc,
+        accuracy_original=acc0,
+        ratio=ratio,
+        per_class=[
+            ClassAccuracy(label=lab, support=support[lab], sanitized=per_class[lab], original=per_class0[lab])
+            for lab in per_class
+        ],
+        mean_shift=shift,
+        correlation_loss=corr,
+        gates=gates,
+    )
+
+
+def _worst_class(per_class: dict[str, float], baseline: dict[str, float]) -> str | None:
+    if not per_class:
+        return None
+    label = min(per_class, key=lambda c: per_class[c] - baseline.get(c, 0.0))
+    return f"class '{label}': {per_class[label]:.3f} vs {baseline.get(label, 0.0):.3f} on original rows"

@@ -1,0 +1,102 @@
+"""Shared fixtures. Prefect's home and result storage point into a fresh temporary folder for the whole
+session (set before Prefect is imported), so tests can prove nothing is written there."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="ppdp-tests-"))
+PREFECT_HOME = _SESSION_DIR / "prefect-home"
+RESULT_STORAGE = _SESSION_DIR / "prefect-results"
+os.environ["PREFECT_HOME"] = str(PREFECT_HOME)
+os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(RESULT_STORAGE)
+os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+os.environ.pop("PREFECT_API_URL", None)
+
+import flows  # noqa: E402,F401  (applies ppdp's Prefect settings)
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+SENTINEL_SSN = "987-65-4329"  # planted in test inputs: must never appear in Prefect's files
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=90):
+        with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+            yield
+
+
+def census(rows: int = 600, seed: int = 3):
+    """A small census-like table with direct identifiers (a planted SSN among them)."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        from generate_census import generate
+    finally:
+        sys.path.pop(0)
+    frame = generate(rows, seed)
+    frame.insert(1, "ssn", [f"{100 + i % 800:03d}-{10 + i % 89:02d}-{1000 + i:04d}" for i in range(rows)])
+    frame.loc[5, "ssn"] = SENTINEL_SSN
+    return frame
+
+
+def base_spec(data_path: Path, root: Path, **overrides) -> dict:
+    spec = {
+        "dataset": "census",
+        "source": {"path": str(data_path)},
+        "columns": {
+            "person_id": "identifier",
+            "education": {
+                "role": "quasi_identifier",
+                "order": ["Preschool", "Primary", "Some-HS", "HS-grad", "Some-college", "Assoc", "Bachelors",
+                          "Masters", "Doctorate"],
+            },
+            "income": "class",
+        },
+        "privacy": {"k": 10},
+        "method": {"name": "condensation", "variant": "class_wise", "params": {"k": 20}},
+        "tuning": {"strategy": "none"},
+        "utility": {"classifier": "knn1", "test_fraction": 0.1, "min_accuracy_ratio": 0.5},
+        "publish": {"root": str(root)},
+        "seed": 7,
+    }
+    for dotted, value in overrides.items():
+        node = spec
+        parts = dotted.split("__")
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+        node[parts[-1]] = value
+    return spec
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    """A folder with the census table as CSV, a writer for specs, and the publish root."""
+
+    class Workspace:
+        dir = tmp_path
+        root = tmp_path / "releases"
+        data = tmp_path / "census.csv"
+
+        def spec(self, name: str = "spec.yaml", data: Path | None = None, **overrides) -> Path:
+            path = tmp_path / name
+            path.write_text(yaml.safe_dump(base_spec(data or self.data, self.root, **overrides)), encoding="utf-8")
+            return path
+
+        def under_root(self) -> list[str]:
+            if not self.root.exists():
+                return []
+            return sorted(str(p.relative_to(self.root)) for p in self.root.rglob("*"))
+
+    census().to_csv(tmp_path / "census.csv", index=False)
+    return Workspace()
