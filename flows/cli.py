@@ -12,7 +12,6 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from flows import settings
 
@@ -103,11 +102,12 @@ def audit_list(root: Path = RootOption) -> None:
         entries = audit.list_entries(root)
     except PpdpError as exc:
         fail(f"error: {exc}", 2)
-    table = Table("seq", "release", "dataset", "status", "finished (UTC)", "reason")
+    out.print(f"{'seq':>4}  {'release':<26} {'dataset':<16} {'status':<9} {'finished (UTC)':<19}  reason",
+              markup=False)
     for e in entries:
-        table.add_row(str(e.seq), e.release_id, e.dataset, e.status, e.finished_at.strftime("%Y-%m-%d %H:%M:%S"),
-                      e.reason if len(e.reason) < 80 else e.reason[:77] + "...")
-    out.print(table)
+        reason = e.reason if len(e.reason) < 100 else e.reason[:97] + "..."
+        out.print(f"{e.seq:>4}  {e.release_id:<26} {e.dataset:<16} {e.status:<9} "
+                  f"{e.finished_at:%Y-%m-%d %H:%M:%S}  {reason}", markup=False)
 
 
 @audit_app.command("show")

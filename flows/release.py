@@ -4,6 +4,11 @@
 Every task is declared with ``cache_policy=NO_CACHE, persist_result=False``: a cached or persisted task result
 is a pickle on disk, and these results are DataFrames of raw or sanitized data. Flow parameters are paths and
 overrides only (Prefect stores them in its database); exception messages carry no data values.
+
+A flow that *raises* has its exception pickled into result storage by Prefect whatever the persistence settings
+(measured with Prefect 3.9: ``handle_exception`` writes with ``write_result=True``). So the flow never raises: it
+audits the refusal and returns a ``Failed`` state carrying the exception in memory; calling the flow still
+raises that exception, and the run is still marked failed.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import pandas as pd
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
+from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from schemas.manifest import Manifest, ReleaseResult
@@ -144,7 +150,7 @@ def _gate_summary(failed: list) -> str:
 # -- the flow ----------------------------------------------------------------------------------------------
 @flow(name="ppdp-release", persist_result=False, log_prints=False,
       task_runner=ThreadPoolTaskRunner(max_workers=2))
-def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:
+def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:  # or a Failed state
     """Run one release from a spec file; raise :class:`tasks.errors.PpdpError` when refused (nothing published)."""
     logger = get_run_logger()
     overrides = list(overrides or [])
@@ -213,11 +219,11 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)
         audit.record_refusal(root, release_id=release_id, dataset=spec.dataset if spec else None, error=exc,
                              started_at=started, flow_run_id=run_id, **known)
-        raise
+        return Failed(message=str(exc), data=exc)  # raised to the caller; see the note at the top
     except Exception as exc:  # an unexpected failure is recorded too, by type only (messages may hold data)
         audit.record_refusal(spec.publish.root if spec is not None else None, release_id=release_id,
                              dataset=spec.dataset if spec else None,
                              error=PpdpError(f"internal error ({type(exc).__name__})"), started_at=started,
                              flow_run_id=run_id, **known)
-        raise
+        return Failed(message=f"internal error ({type(exc).__name__})", data=exc)
 

@@ -22,7 +22,7 @@ from schemas.reports import ExpectationOutcome, IngestReport
 from schemas.spec import ColumnKind, ReleaseSpec, Role, SourceSpec
 from tasks.errors import InputError
 
-NUMERIC_REGEX = r"^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$"
+NUMERIC_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 # a text column whose non-missing values parse as numbers at least this often is a number column with stray text
 NUMERIC_INTENT = 0.95
 
@@ -122,7 +122,7 @@ def _read_csv(source: SourceSpec) -> pa.Table:
         raise InputError(f"input {path}: not readable as {source.encoding} CSV") from None
     if ragged:
         number, expected, actual = ragged[0]
-        line = f"line {number + 1}" if number is not None else "a line"
+        line = f"line {number}" if number is not None else "a line"
         raise InputError(
             f"input {path}: {len(ragged)} ragged row{'s' if len(ragged) > 1 else ''}: "
             f"{line} has {actual} fields, the header has {expected}"
@@ -146,12 +146,16 @@ def _infer_type(column: pa.ChunkedArray) -> pa.ChunkedArray:
 
 
 def numeric_intent(series: pd.Series) -> bool:
-    """A text column that is really numbers (with some stray text)."""
+    """A text column that is really numbers with some stray text (at least 95% parse, not all do).
+
+    A text column whose values all parse is left alone: it is text on purpose (codes with leading zeros,
+    or typed as text in Parquet)."""
     values = series.dropna()
-    if values.empty or pd.api.types.is_numeric_dtype(series):
+    if values.empty or pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return False
     parsed = pd.to_numeric(values.astype(str), errors="coerce")
-    return bool(parsed.notna().mean() >= NUMERIC_INTENT)
+    share = float(parsed.notna().mean())
+    return NUMERIC_INTENT <= share < 1.0
 
 
 def quasi_identifier_candidates(spec: ReleaseSpec, header: list[str]) -> list[str]:
@@ -167,58 +171,52 @@ def quasi_identifier_candidates(spec: ReleaseSpec, header: list[str]) -> list[st
     return out
 
 
+NUMBER_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
+
+
+def wants_number(name: str, series: pd.Series, spec: ReleaseSpec) -> bool:
+    """Declared numeric, or an undeclared-kind attribute column of numbers with stray text."""
+    col = spec.declared().get(name)
+    if col is not None and (col.role in (Role.class_, Role.identifier) or col.kind is not None):
+        return col.kind is ColumnKind.numeric
+    return numeric_intent(series)
+
+
 def derived_expectations(spec: ReleaseSpec, frame: pd.DataFrame) -> list[dict]:
-    """Expectations the spec implies, as GX JSON configurations."""
+    """Expectations the spec implies, as GX JSON configurations: declared columns exist; the class has no
+    nulls; quasi-identifiers are not entirely missing; numeric quasi-identifiers are numbers; a column of
+    numbers with stray text fails (declare its missing-value markers in source.na_values, or its kind)."""
     declared = spec.declared()
     out: list[dict] = [{"type": "expect_column_to_exist", "kwargs": {"column": n}} for n in declared]
     cls = spec.declared_class()
     if cls is not None:
         out.append({"type": "expect_column_values_to_not_be_null", "kwargs": {"column": cls}})
-    for name in quasi_identifier_candidates(spec, list(frame.columns)):
-        out.append(
-            {
-                "type": "expect_column_values_to_not_be_null",
-                "kwargs": {"column": name, "mostly": 1e-12},
-                "meta": {"ppdp": "quasi-identifier not entirely missing"},
-            }
-        )
+    qis = quasi_identifier_candidates(spec, list(frame.columns))
+    for name in qis:
+        out.append({"type": "expect_column_values_to_not_be_null", "kwargs": {"column": name, "mostly": 1e-12},
+                    "meta": {"ppdp": "quasi-identifier not entirely missing"}})
         kind = declared[name].kind if name in declared else None
+        if pd.api.types.is_numeric_dtype(frame[name]) and kind in (None, ColumnKind.numeric):
+            out.append({"type": "expect_column_values_to_be_in_type_list",
+                        "kwargs": {"column": name, "type_list": NUMBER_TYPES}})
+    for name in frame.columns:
         series = frame[name]
-        wants_number = kind is ColumnKind.numeric or (kind is None and numeric_intent(series))
-        if pd.api.types.is_bool_dtype(series):
-            continue
-        if pd.api.types.is_numeric_dtype(series):
-            if kind in (None, ColumnKind.numeric):
-                out.append(
-                    {
-                        "type": "expect_column_values_to_be_in_type_list",
-                        "kwargs": {"column": name, "type_list": ["int8", "int16", "int32", "int64", "uint8",
-                                                                  "uint16", "uint32", "uint64", "float32",
-                                                                  "float64"]},
-                    }
-                )
-        elif wants_number:
-            out.append(
-                {
-                    "type": "expect_column_values_to_match_regex",
-                    "kwargs": {"column": name, "regex": NUMERIC_REGEX},
-                    "meta": {"ppdp": "numeric quasi-identifier holds numbers"},
-                }
-            )
+        if not pd.api.types.is_numeric_dtype(series) and wants_number(name, series, spec):
+            out.append({"type": "expect_column_values_to_match_regex",
+                        "kwargs": {"column": name, "regex": NUMERIC_REGEX},
+                        "meta": {"ppdp": "numeric column holds numbers"}})
     return out
 
 
 def coerce_types(frame: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     """After validation: number columns read as text (declared numeric, or numbers with stray text) become
     floats. Everything else keeps the type pyarrow read."""
-    declared = spec.declared()
     out = frame.copy()
     for name in out.columns:
-        kind = declared[name].kind if name in declared else None
         series = out[name]
         if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
             continue
-        if kind is ColumnKind.numeric or (kind is None and numeric_intent(series)):
+        if wants_number(name, series, spec):
             out[name] = pd.to_numeric(series, errors="coerce").astype("float64")
     return out
 

@@ -25,6 +25,37 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 SENTINEL_SSN = "987-65-4329"  # planted in test inputs: must never appear in Prefect's files
 
 
+class _CurrentStderr:
+    """Writes to whatever ``sys.stderr`` is now: pytest and typer's CliRunner swap (and close) streams between
+    tests, while Prefect's console log handler keeps the stream it was created with."""
+
+    def write(self, text: str) -> int:
+        import sys
+
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        import sys
+
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _rebind_prefect_console_handlers() -> None:
+    import logging
+
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    loggers = [logging.getLogger()] + [logging.getLogger(n) for n in list(logging.root.manager.loggerDict)]
+    for logger in loggers:
+        for handler in getattr(logger, "handlers", []):
+            if isinstance(handler, PrefectConsoleHandler):
+                handler.stream = _CurrentStderr()
+                handler.console.file = handler.stream
+
+
 @pytest.fixture(scope="session")
 def prefect_harness():
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
@@ -33,6 +64,16 @@ def prefect_harness():
     with prefect_test_harness(server_startup_timeout=90):
         with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
             yield
+
+
+@pytest.fixture(autouse=True)
+def _prefect_logs_to_current_stderr():
+    """Prefect configures its console handlers lazily (at the first flow run): rebind before every test."""
+    import sys
+
+    if "prefect.logging.handlers" in sys.modules:
+        _rebind_prefect_console_handlers()
+    yield
 
 
 def census(rows: int = 600, seed: int = 3):

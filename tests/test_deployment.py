@@ -1,0 +1,45 @@
+"""The scheduled deployment loads, and a run triggered through Prefect executes the release flow."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from deployments.release import DEPLOYMENT_NAME, build_deployment
+from tasks import audit
+
+
+def test_deployment_definition(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    dep = build_deployment(spec_path=spec, cron="15 1 * * 1")
+    assert dep.name == DEPLOYMENT_NAME
+    assert dep.entrypoint == "flows/release.py:release_flow"
+    assert dep.parameters == {"spec_path": str(spec.resolve()), "overrides": []}
+    [schedule] = dep.schedules
+    assert schedule.schedule.cron == "15 1 * * 1" and schedule.schedule.timezone == "UTC"
+    assert build_deployment().schedules[0].schedule.cron == "0 2 * * *"
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_triggered_run_executes_the_flow(workspace):
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.runner import Runner
+
+    dep = build_deployment(spec_path=workspace.spec(), name="test-release")
+    dep.apply()
+    flow_run = run_deployment(f"ppdp-release/test-release", parameters={
+        "spec_path": str(workspace.spec()), "overrides": ["seed=5"]}, timeout=0)
+
+    async def execute():
+        runner = Runner(query_seconds=1, prefetch_seconds=5)
+        await runner.aadd_deployment(dep)
+        await runner.start(run_once=True)
+        async with get_client() as client:
+            return await client.read_flow_run(flow_run.id)
+
+    finished = asyncio.run(execute())
+    assert finished.state.is_completed(), finished.state
+    [entry] = audit.list_entries(workspace.root)
+    assert entry.status == "published" and entry.flow_run_id == str(flow_run.id)

@@ -1,0 +1,203 @@
+"""The release flow end to end on real parts: Prefect (test harness), Great Expectations, pyarrow, SQLite."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from prefect.settings import PREFECT_SERVER_DATABASE_CONNECTION_URL
+from typer.testing import CliRunner
+
+from flows.cli import app
+from tasks import audit
+from tasks.publish import manifest_sha256, load_manifest
+from tests.conftest import PREFECT_HOME, RESULT_STORAGE, SENTINEL_SSN
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+runner = CliRunner()
+
+
+def ppdp(*args: str):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def published_folders(root: Path) -> list[Path]:
+    return sorted(p.parent for p in root.glob("*/*/manifest.json"))
+
+
+def test_run_publishes_a_validated_audited_release(workspace):
+    spec = workspace.spec()
+    result = ppdp("run", spec)
+    assert result.exit_code == 0, result.output
+    [folder] = published_folders(workspace.root)
+    assert folder.name in result.output and "k = " in result.output and "class >50K" in result.output
+    assert sorted(p.name for p in folder.iterdir()) == ["data.parquet", "manifest.json"]
+
+    manifest = load_manifest(folder)
+    raw = json.loads((folder / "manifest.json").read_text())
+    for key in ["release_id", "dataset", "created_at", "status", "input_sha256", "output_sha256", "spec", "roles",
+                "method", "seed", "privacy", "utility", "tuning", "versions", "flow_run_id"]:
+        assert raw[key] is not None, key
+    assert manifest.status == "published" and manifest.seed == 7 and manifest.flow_run_id
+    assert manifest.method.params["k"] == 20 and manifest.tuning.chosen == 20
+    assert manifest.privacy.k >= 10 and manifest.privacy.linkage_risk is not None
+    assert set(manifest.privacy.quasi_identifiers) >= {"age", "sex", "zip", "education"}
+    assert {c.label for c in manifest.utility.per_class} == {"<=50K", ">50K"}
+    assert set(raw["versions"]) == {"ppdp", "python", "prefect", "pandas", "numpy", "scikit_learn", "pyarrow",
+                                    "great_expectations"}
+
+    table = pq.read_table(folder / "data.parquet")
+    meta = {k.decode(): v.decode() for k, v in table.schema.metadata.items() if k.startswith(b"ppdp.")}
+    assert meta == {"ppdp.release_id": manifest.release_id, "ppdp.manifest_sha256": manifest_sha256(manifest)}
+    data = table.to_pandas()
+    assert not {"person_id", "ssn", "name"} & set(data.columns)  # direct identifiers never published
+    assert len(data) == manifest.rows == 540  # 10% held out, never published
+    assert SENTINEL_SSN.encode() not in (folder / "data.parquet").read_bytes()
+
+    [entry] = audit.list_entries(workspace.root)
+    assert entry.status == "published" and entry.output_sha256 == manifest.output_sha256
+    assert entry.flow_run_id == manifest.flow_run_id and entry.user and entry.host
+    assert ppdp("audit", "verify", "--root", workspace.root).exit_code == 0
+    shown = ppdp("audit", "show", manifest.release_id, "--root", workspace.root)
+    assert shown.exit_code == 0 and "k=" in shown.output
+    assert manifest.release_id in ppdp("audit", "list", "--root", workspace.root).output
+
+
+def test_audit_verify_fails_after_one_byte_changes_or_a_row_is_deleted(workspace):
+    spec = workspace.spec()
+    assert ppdp("run", spec).exit_code == 0
+    assert ppdp("run", spec, "--set", "seed=8").exit_code == 0
+    first, second = published_folders(workspace.root)
+    data = first / "data.parquet"
+    blob = bytearray(data.read_bytes())
+    blob[len(blob) // 2] ^= 0x01
+    data.write_bytes(bytes(blob))
+    result = ppdp("audit", "verify", "--root", workspace.root)
+    assert result.exit_code == 1 and f"release {first.name}" in result.output and "altered" in result.output
+    blob[len(blob) // 2] ^= 0x01
+    data.write_bytes(bytes(blob))
+    assert ppdp("audit", "verify", "--root", workspace.root).exit_code == 0
+    with sqlite3.connect(workspace.root / "audit.db") as conn:
+        conn.execute("DELETE FROM entries WHERE release_id = ?", (second.name,))
+    result = ppdp("audit", "verify", "--root", workspace.root)
+    assert result.exit_code == 1 and second.name in result.output
+
+
+def test_same_spec_input_and_seed_give_the_same_release(workspace):
+    spec = workspace.spec()
+    assert ppdp("run", spec).exit_code == 0
+    assert ppdp("run", spec).exit_code == 0
+    a, b = published_folders(workspace.root)
+    pd.testing.assert_frame_equal(pd.read_parquet(a / "data.parquet"), pd.read_parquet(b / "data.parquet"))
+    assert load_manifest(a).seed == load_manifest(b).seed
+
+
+def test_rejected_release_writes_nothing_but_its_audit_entry(workspace):
+    result = ppdp("run", workspace.spec(**{"privacy__max_linkage_risk": 0.0}))
+    assert result.exit_code == 3, result.output
+    assert "rejected" in result.output and "max_linkage_risk" in result.output
+    assert workspace.under_root() == ["audit.db"]
+    [entry] = audit.list_entries(workspace.root)
+    assert entry.status == "rejected" and "max_linkage_risk" in entry.reason and entry.output_sha256 is None
+
+
+def test_utility_gate_rejects(workspace):
+    """An XOR-shaped label and one group (modified condensation, k = n): a group's mean and covariance cannot
+    carry an XOR, so the released labels lose their link to the features."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    hours, age = rng.integers(20, 70, 400), rng.integers(20, 60, 400)
+    frame = pd.DataFrame({"age": age, "hours": hours, "label": np.where((hours > 45) ^ (age > 40), "x", "y")})
+    data = workspace.dir / "signal.csv"
+    frame.to_csv(data, index=False)
+    spec = workspace.spec(data=data, columns={"age": "quasi_identifier", "label": "class"},
+                          method={"name": "condensation", "variant": "modified", "params": {"k": 360}},
+                          utility={"min_accuracy_ratio": 0.9})
+    result = ppdp("run", spec)
+    assert result.exit_code == 3 and "min_accuracy_ratio" in result.output, result.output
+    assert workspace.under_root() == ["audit.db"]
+
+
+HEADER = "person_id,age,sex,education,income\n"
+ROWS = "".join(f"P{i},{20 + i % 50},{'Male' if i % 2 else 'Female'},HS-grad,{'>50K' if i % 3 == 0 else '<=50K'}\n"
+               for i in range(300))
+
+
+@pytest.mark.parametrize(
+    ("case", "text", "overrides", "code", "needle"),
+    [
+        ("empty file", "", {}, 2, "empty"),
+        ("header only", HEADER, {}, 2, "expect_table_row_count_to_be_between"),
+        ("ragged rows", HEADER + ROWS + "P9,33,Male\n", {}, 2, "ragged row"),
+        ("declared column missing", HEADER + ROWS, {"columns__zip": "quasi_identifier"}, 2, "columns.zip"),
+        ("numeric QI holding text", HEADER + ROWS + "P7,old,Male,HS-grad,<=50K\n", {}, 2, "match_regex(age)"),
+        ("all-null class", HEADER + ROWS.replace(">50K", "").replace("<=50K", ""), {}, 2, "not_be_null(income)"),
+        ("class smaller than k", HEADER + ROWS, {"method__params__k": 95}, 2, "fewer than k=95"),
+        ("k larger than the rows", HEADER + ROWS, {"method__params__k": 5000, "privacy__k": 5000}, 2, "k=5000"),
+        ("unknown spec key", HEADER + ROWS, {"privacy__kay": 3}, 2, "privacy.kay: unknown key"),
+    ],
+)
+def test_bad_input_one_line_exit_code_nothing_published(workspace, case, text, overrides, code, needle):
+    data = workspace.dir / "input.csv"
+    data.write_text(text, encoding="utf-8")
+    columns = {"person_id": "identifier", "age": "quasi_identifier", "income": "class"}
+    overrides = {"columns": columns, **overrides}
+    result = ppdp("run", workspace.spec(data=data, **overrides))
+    assert result.exit_code == code, (case, result.output)
+    last = result.output.strip().splitlines()[-1]
+    assert last.startswith("ppdp: ") and needle in last, (case, last)
+    assert workspace.under_root() == ["audit.db"], case
+    [entry] = audit.list_entries(workspace.root)
+    assert entry.status == "error"
+
+
+def test_publish_root_not_writable(workspace):
+    blocker = workspace.dir / "afile"
+    blocker.write_text("x", encoding="utf-8")
+    result = ppdp("run", workspace.spec(**{"publish__root": str(blocker / "releases")}))
+    assert result.exit_code == 2 and "not writable" in result.output and "afile" in result.output
+
+
+def test_existing_release_folder_is_not_overwritten(workspace, monkeypatch):
+    import tasks.publish
+
+    monkeypatch.setattr(tasks.publish, "new_release_id", lambda now=None: "20260101T000000Z-fixed000")
+    assert ppdp("run", workspace.spec()).exit_code == 0
+    before = (workspace.root / "census" / "20260101T000000Z-fixed000" / "data.parquet").read_bytes()
+    result = ppdp("run", workspace.spec(**{"seed": 99}))
+    assert result.exit_code == 2 and "already exists" in result.output
+    assert (workspace.root / "census" / "20260101T000000Z-fixed000" / "data.parquet").read_bytes() == before
+    assert not list(workspace.root.glob(".staging-*"))
+    assert [e.status for e in audit.list_entries(workspace.root)] == ["published", "error"]
+
+
+def test_flow_called_directly_returns_a_result(workspace):
+    from flows.release import release_flow
+    from tasks.errors import ReleaseRejected
+
+    result = release_flow(spec_path=str(workspace.spec()))
+    assert result.status == "published" and Path(result.folder).is_dir() and result.k >= 10
+    with pytest.raises(ReleaseRejected):
+        release_flow(spec_path=str(workspace.spec()), overrides=["privacy.max_linkage_risk=0"])
+
+
+def test_prefect_never_stores_raw_or_sanitized_data(workspace):
+    """Runs a release (and a rejection), then searches every file Prefect wrote for a planted SSN."""
+    assert ppdp("run", workspace.spec()).exit_code == 0
+    ppdp("run", workspace.spec(**{"privacy__max_linkage_risk": 0.0}))
+    stored = [p for p in RESULT_STORAGE.rglob("*") if p.is_file()] if RESULT_STORAGE.exists() else []
+    stored += [p for p in (PREFECT_HOME / "storage").rglob("*") if p.is_file()] if (PREFECT_HOME / "storage").exists() else []
+    assert stored == [], f"Prefect persisted results: {stored}"
+    db_dir = Path(PREFECT_SERVER_DATABASE_CONNECTION_URL.value().split("///", 1)[1]).parent
+    scanned = 0
+    for base in (PREFECT_HOME, db_dir):
+        for path in base.rglob("*"):
+            if path.is_file():
+                scanned += 1
+                assert SENTINEL_SSN.encode() not in path.read_bytes(), f"raw data found in {path}"
+    assert scanned > 0
