@@ -120,7 +120,7 @@ class CondensationParams(StrictModel):
         2.0, gt=0, description="weight of the class label in the k-means distance (modified and original)"
     )
     distribution: Literal["uniform", "gaussian"] = "uniform"
-    kmeans_max_iter: int = Field(50, ge=1, le=1000)
+    kmeans_max_iter: int = Field(20, ge=1, le=1000, description="k-means iterations (modified and class_wise)")
 
 
 class CondensationMethod(StrictModel):

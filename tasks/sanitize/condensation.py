@@ -74,23 +74,64 @@ def approximate_gcd(class_sizes: list[int] | np.ndarray, threshold: int) -> int:
 
 
 # -- k-means ---------------------------------------------------------------------------------------
-def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, max_iter: int = 50, tol: float = 1e-3
-                  ) -> np.ndarray:
-    """Lloyd's k-means from ``n_clusters`` distinct random records; returns a label per row.
+_NEIGHBOUR_CENTRES = 24  # a point may move only to one of the centres nearest its current centre
 
-    Stops when at most ``tol`` of the rows change cluster (or after ``max_iter`` iterations). Assignment uses
-    a k-d tree over the centres in low dimension and chunked matrix products otherwise; centres are updated
-    with a sparse indicator product. Empty clusters are re-seeded with the points farthest from their
-    centre, so every label in 0..n_clusters-1 is used when n >= n_clusters.
+
+def balanced_partition(x: np.ndarray, n_parts: int) -> np.ndarray:
+    """Split the rows into ``n_parts`` cells of (almost) equal size by recursive splits at the weighted median
+    of the widest dimension (a k-d tree with one leaf per cluster); returns the cell of each row.
+
+    Used to start k-means: cells are compact and hold floor(n/p) or ceil(n/p) rows each. The loop runs once per
+    cell (about 2p times), never per row.
+    """
+    n = len(x)
+    labels = np.empty(n, dtype=np.int64)
+    stack = [(np.arange(n), n_parts, 0)]
+    while stack:
+        idx, parts, base = stack.pop()
+        if parts <= 1 or len(idx) <= 1:
+            labels[idx] = base
+            continue
+        left = parts // 2
+        pts = x[idx]
+        dim = int(np.argmax(pts.max(axis=0) - pts.min(axis=0)))
+        cut = min(max(int(round(len(idx) * left / parts)), 1), len(idx) - 1)
+        order = np.argpartition(pts[:, dim], cut - 1)
+        stack.append((idx[order[:cut]], left, base))
+        stack.append((idx[order[cut:]], parts - left, base + left))
+    return labels
+
+
+def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, max_iter: int = 50, tol: float = 1e-3,
+                  init: Literal["kd", "random"] = "kd") -> np.ndarray:
+    """Lloyd's k-means with ``n_clusters`` clusters; returns a label per row.
+
+    ``init="kd"`` starts from :func:`balanced_partition` (a k-d tree initialisation: near a good solution, so
+    few iterations are needed); ``init="random"`` from distinct random records (seeded). Each iteration assigns
+    every row to the nearest of the 24 centres nearest its current centre (Lloyd moves are local: a full
+    n x n_clusters distance matrix per iteration is what made k-means the bottleneck on 1M rows), then
+    recomputes centres with a sparse indicator product. The centre neighbour lists are refreshed at iterations
+    0, 1, 2, 4, 8, ... (centres move less and less). Stops when at most ``tol`` of the rows change cluster,
+    or after ``max_iter`` iterations. Empty clusters are re-seeded with the rows farthest from their centre.
     """
     n, d = x.shape
-    rng = np.random.default_rng(seed)
     if n_clusters <= 1:
         return np.zeros(n, dtype=np.int64)
-    centres = x[rng.choice(n, size=n_clusters, replace=False)].copy()
-    labels = np.full(n, -1, dtype=np.int64)
-    for _ in range(max_iter):
-        new, dist = _assign(x, centres)
+    if init == "random":
+        rng = np.random.default_rng(seed)
+        centres = x[rng.choice(n, size=n_clusters, replace=False)].copy()
+        labels, dist = _assign(x, centres)
+    else:
+        labels = balanced_partition(x, n_clusters)
+        dist = None
+    x32 = x.astype(np.float32)
+    neighbours = None
+    for it in range(max_iter):
+        counts = np.bincount(labels, minlength=n_clusters).astype(float)
+        centres = _cluster_sums(labels, x, n_clusters) / np.maximum(counts, 1.0)[:, None]
+        if neighbours is None or (it & (it - 1)) == 0:  # centres settle: refresh at iterations 0, 1, 2, 4, 8, ...
+            neighbours = centre_neighbours(centres, _NEIGHBOUR_CENTRES)
+        new, dist = _assign_near(x, centres, labels, neighbours, x32)
         empty = np.setdiff1d(np.arange(n_clusters), new)
         if empty.size:
             far = np.argsort(-dist, kind="stable")[: empty.size]
@@ -99,10 +140,39 @@ def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, max_iter: int = 50,
         labels = new
         if changed <= tol * n:
             break
-        counts = np.bincount(labels, minlength=n_clusters).astype(float)
-        sums = _cluster_sums(labels, x, n_clusters)
-        centres = sums / counts[:, None]
     return labels
+
+
+def centre_neighbours(centres: np.ndarray, m: int) -> np.ndarray:
+    """For each centre, the ``m`` nearest centres (itself first): (K, m)."""
+    m = min(m, len(centres))
+    tree = cKDTree(centres) if centres.shape[1] <= _KD_MAX_DIMS else None
+    sq = None if tree is not None else np.einsum("ij,ij->i", centres, centres)
+    return _nearest(centres, centres, m, tree, sq)
+
+
+def _assign_near(x: np.ndarray, centres: np.ndarray, labels: np.ndarray, neighbours: np.ndarray,
+                 x32: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Nearest centre of each row among its current centre's ``neighbours``, and the squared distance
+    (float32 arithmetic: only the order of distances matters here)."""
+    n, d = x.shape
+    m = neighbours.shape[1]
+    c32 = centres.astype(np.float32)
+    csq = np.einsum("ij,ij->i", c32, c32)
+    x32 = x.astype(np.float32) if x32 is None else x32
+    xsq = np.einsum("ij,ij->i", x32, x32)
+    cand = neighbours[labels]  # (n, m)
+    new = np.empty(n, dtype=np.int64)
+    best = np.empty(n)
+    step = max(1, int(_BATCH_BYTES // (4 * m * (d + 2))))
+    for s in range(0, n, step):
+        c = cand[s : s + step]
+        d2 = csq[c] - 2.0 * np.einsum("bd,bmd->bm", x32[s : s + step], c32[c])
+        j = np.argmin(d2, axis=1)
+        rows = np.arange(len(c))
+        new[s : s + step] = c[rows, j]
+        best[s : s + step] = np.maximum(d2[rows, j] + xsq[s : s + step], 0.0)
+    return new, best
 
 
 def _cluster_sums(labels: np.ndarray, x: np.ndarray, n_clusters: int) -> np.ndarray:
@@ -160,8 +230,37 @@ def _nearest(x: np.ndarray, points: np.ndarray, m: int, tree: cKDTree | None, sq
 
 
 # -- grouping --------------------------------------------------------------------------------------
-def modified_groups(x: np.ndarray, k: int, seed: int, max_iter: int = 50) -> np.ndarray:
-    """Figure 3, step 1: k-means with floor(n/k) clusters, then top up clusters smaller than k.
+class _DonorIndex:
+    """Nearest-record search restricted to records of clusters that still have surplus (size > k).
+
+    Built over the donor records only; as donors give records away, entries go stale (filtered by the caller)
+    and the index is rebuilt once more than half of it is stale. Returns global row indices.
+    """
+
+    def __init__(self, x: np.ndarray, labels: np.ndarray, sizes: np.ndarray, k: int) -> None:
+        self.x, self.labels, self.sizes, self.k = x, labels, sizes, k
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.pool = np.flatnonzero(self.sizes[self.labels] > self.k)
+        sub = self.x[self.pool]
+        self.sub = sub
+        self.tree = cKDTree(sub) if sub.shape[1] <= _KD_MAX_DIMS and len(sub) else None
+        self.sq = None if self.tree is not None else np.einsum("ij,ij->i", sub, sub)
+
+    def stale(self) -> bool:
+        return int(np.count_nonzero(self.sizes[self.labels[self.pool]] <= self.k)) * 2 > len(self.pool)
+
+    def query(self, points: np.ndarray, m: int) -> np.ndarray:
+        if len(self.pool) == 0:
+            return np.zeros((len(np.atleast_2d(points)), 0), dtype=np.int64)
+        return self.pool[_nearest(self.sub, points, min(m, len(self.pool)), self.tree, self.sq)]
+
+
+def modified_groups(x: np.ndarray, k: int, seed: int, max_iter: int = 20) -> np.ndarray:
+    """Figure 3, step 1: k-means with floor(n/k) clusters; then, smallest cluster first, each cluster with
+    fewer than k records takes the k-|C| records nearest its centre from clusters larger than k, never
+    pulling a donor below k.
 
     Returns dense group ids; every group has at least k rows.
     """
@@ -174,36 +273,70 @@ def modified_groups(x: np.ndarray, k: int, seed: int, max_iter: int = 50) -> np.
     labels = kmeans_labels(x, n_clusters, seed, max_iter)
     sizes = np.bincount(labels, minlength=n_clusters)
     centres = _cluster_sums(labels, x, n_clusters) / np.maximum(sizes, 1)[:, None]
-    tree = cKDTree(x) if x.shape[1] <= _KD_MAX_DIMS else None
-    sq = None if tree is not None else np.einsum("ij,ij->i", x, x)
     small = [int(c) for c in np.argsort(sizes, kind="stable") if 0 < sizes[c] < k]
-    if small:  # candidate lists for every small cluster at once; recomputed wider only when exhausted
-        m0 = min(n, max(16 * k, 256))
-        first = _nearest(x, centres[small], m0, tree, sq)
+    if not small:
+        return _dense(labels)
+    # candidates first come from the members of the clusters whose centres are nearest (cheap, local); the
+    # index over every donor record answers only when those are exhausted
+    m_near = min(4 * _NEIGHBOUR_CENTRES, n_clusters)
+    tree_c = cKDTree(centres) if x.shape[1] <= _KD_MAX_DIMS else None
+    sq_c = None if tree_c is not None else np.einsum("ij,ij->i", centres, centres)
+    near_clusters = _nearest(centres, centres[small], m_near, tree_c, sq_c)  # (S, m_near)
+    order = np.argsort(labels, kind="stable")
+    starts = np.r_[0, np.cumsum(sizes)]
+    donors_index: _DonorIndex | None = None
     for i, c in enumerate(small):
         need = k - sizes[c]
-        cand_all, m = first[i], m0
-        while True:
-            donors = labels[cand_all]
-            ok = sizes[donors] > k
-            cand, donors = cand_all[ok], donors[ok]
-            # the j-th record offered by a donor may go only while the donor keeps k: rank within donor
-            order = np.argsort(donors, kind="stable")
-            ranks = np.empty(len(donors), dtype=np.int64)
-            sd = donors[order]
-            starts = np.r_[0, np.flatnonzero(sd[1:] != sd[:-1]) + 1] if len(sd) else np.zeros(0, dtype=np.int64)
-            ranks[order] = np.arange(len(sd)) - np.repeat(starts, np.diff(np.r_[starts, len(sd)]))
-            allowed = ranks < (sizes[donors] - k)
-            take = cand[allowed][:need]
-            if len(take) == need or m >= n:
-                break
-            m = min(n, 4 * m)
-            cand_all = _nearest(x, centres[c], m, tree, sq)[0]
+        nb = near_clusters[i]
+        nb = nb[sizes[nb] > k]
+        lengths = starts[nb + 1] - starts[nb]
+        if lengths.sum():
+            offs = np.repeat(starts[nb] - np.r_[0, np.cumsum(lengths)[:-1]], lengths) + np.arange(lengths.sum())
+            members = order[offs]
+            diff = x[members] - centres[c]
+            members = members[np.argsort(np.einsum("ij,ij->i", diff, diff), kind="stable")]
+            take = _allowed_takes(members, labels, sizes, k, need)
+        else:
+            take = members = np.zeros(0, dtype=np.int64)
+        if len(take) < need:
+            if donors_index is None:
+                donors_index = _DonorIndex(x, labels, sizes, k)
+            elif donors_index.stale():
+                donors_index.rebuild()
+            m = 2 * k + 64
+            while True:
+                take = _allowed_takes(donors_index.query(centres[c], m)[0], labels, sizes, k, need)
+                if len(take) == need or m >= len(donors_index.pool):
+                    break
+                m *= 4
+            if len(take) < need:
+                donors_index.rebuild()
+                take = _allowed_takes(donors_index.query(centres[c], n)[0], labels, sizes, k, need)
         if len(take) < need:  # cannot happen: floor(n/k) clusters always leave enough surplus
             raise RuntimeError("condensation: not enough records to top up a group")
         np.subtract.at(sizes, labels[take], 1)
         labels[take] = c
         sizes[c] = k
+    return _dense(labels)
+
+
+def _allowed_takes(cand: np.ndarray, labels: np.ndarray, sizes: np.ndarray, k: int, need: int) -> np.ndarray:
+    """The first ``need`` candidates (nearest first) a donor may give: the j-th record offered by a donor goes
+    only while the donor keeps at least k."""
+    donors = labels[cand]
+    ok = sizes[donors] > k
+    cand, donors = cand[ok], donors[ok]
+    if not len(cand):
+        return cand
+    order = np.argsort(donors, kind="stable")
+    sd = donors[order]
+    starts = np.r_[0, np.flatnonzero(sd[1:] != sd[:-1]) + 1]
+    ranks = np.empty(len(donors), dtype=np.int64)
+    ranks[order] = np.arange(len(sd)) - np.repeat(starts, np.diff(np.r_[starts, len(sd)]))
+    return cand[ranks < (sizes[donors] - k)][:need]
+
+
+def _dense(labels: np.ndarray) -> np.ndarray:
     _, dense = np.unique(labels, return_inverse=True)
     return dense.reshape(-1).astype(np.int64)
 
@@ -330,7 +463,7 @@ class Condensation(Sanitizer):
         threshold: int | None = None,
         class_weight: float = 2.0,
         distribution: Literal["uniform", "gaussian"] = "uniform",
-        kmeans_max_iter: int = 50,
+        kmeans_max_iter: int = 20,
         seed: int = 0,
     ) -> None:
         self.variant = variant
