@@ -22,12 +22,12 @@ app = typer.Typer(
 audit_app = typer.Typer(no_args_is_help=True, help="Read and verify the audit trail of a publish root.")
 app.add_typer(audit_app, name="audit")
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+console = Console(highlight=False, soft_wrap=True)
+console_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def fail(message: str, code: int) -> None:
-    err.print(f"ppdp: {message}", markup=False)
+    console_err.print(f"ppdp: {message}", markup=False)
     raise typer.Exit(code)
 
 
@@ -57,7 +57,7 @@ def run(
 
     from flows.release import release_flow
 
-    with err.status("running release flow (progress in the log lines)"):
+    with console_err.status("running release flow (progress in the log lines)"):
         try:
             with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
                 result = release_flow(spec_path=str(spec.resolve()), overrides=list(set_))
@@ -65,13 +65,79 @@ def run(
             fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
             fail(f"internal error ({type(exc).__name__}); see the Prefect run log", 1)
-    out.print(f"published release {result.release_id}")
-    out.print(f"  folder        {result.folder}")
+    console.print(f"published release {result.release_id}")
+    console.print(f"  folder        {result.folder}")
     risk = "n/a" if result.linkage_risk is None else f"{result.linkage_risk:.3f}"
-    out.print(f"  privacy       k = {result.k}, linkage risk = {risk}")
-    out.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
+    console.print(f"  privacy       k = {result.k}, linkage risk = {risk}")
+    console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
     for label, acc in result.per_class.items():
-        out.print(f"    class {label:<12} {acc:.4f}", markup=False)
+        console.print(f"    class {label:<12} {acc:.4f}", markup=False)
+
+
+@app.command()
+def tune(
+    spec: Path = typer.Argument(..., help="release spec (YAML)"),
+    strategy: str | None = typer.Option(None, "--strategy",
+                                        help="rule_based | brute_force | approximate_gcd (default: the spec's)"),
+    buckets: int | None = typer.Option(None, "--buckets", help="brute force: check N equal-width group sizes"),
+    out: Path | None = typer.Option(None, "--out", help="folder for trace.json and tuning.png"),
+    set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+) -> None:
+    """Only tune the group size: write the trace (JSON) and a plot of accuracy and privacy; publish nothing."""
+    from tasks import spec as spec_io
+    from tasks.errors import PpdpError
+    from tasks.plots import tuning_plot_png
+
+    settings.apply()
+    overrides = list(set_)
+    if strategy is not None:
+        if strategy not in ("rule_based", "brute_force", "approximate_gcd"):
+            fail(f"error: --strategy {strategy}: expected rule_based, brute_force or approximate_gcd", 2)
+        overrides += [f"tuning.strategy={strategy}", "method.params.k=null"]
+    if buckets is not None:
+        overrides.append(f"tuning.buckets={buckets}")
+    try:
+        resolved = spec_io.load_spec(spec, overrides)
+        spec_io.preflight(resolved, check_root=False)
+    except PpdpError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    if resolved.tuning.strategy == "none":
+        fail("error: tuning.strategy is none in the spec: give --strategy", 2)
+
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+
+    from flows.release import tune_flow
+
+    with console_err.status("tuning (progress in the log lines)"):
+        try:
+            with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
+                trace = tune_flow(spec_path=str(spec.resolve()), overrides=overrides)
+        except PpdpError as exc:
+            fail(f"error: {exc}", exc.exit_code)
+        except Exception as exc:  # noqa: BLE001
+            fail(f"internal error ({type(exc).__name__}); see the Prefect run log", 1)
+    folder = out or Path("tuning") / f"{resolved.dataset}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "trace.json").write_text(trace.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    plot = tuning_plot_png(trace)
+    if plot:
+        (folder / "tuning.png").write_bytes(plot)
+    console_print_trace(trace)
+    console.print(f"trace written to {folder / 'trace.json'}" + (f" and {folder / 'tuning.png'}" if plot else ""),
+                      markup=False)
+
+
+def console_print_trace(trace) -> None:
+    console.print(f"{trace.strategy}: chosen {trace.parameter} = {trace.chosen} ({trace.rule})", markup=False)
+    if trace.approximate_gcd is not None:
+        console.print(f"  threshold t = {trace.threshold}, approximate GCD = {trace.approximate_gcd}", markup=False)
+    if trace.evaluations:
+        console.print(f"  {'k':>6} {'privacy':>8} {'accuracy':>9} {'seconds':>8}", markup=False)
+        for e in trace.evaluations:
+            p = "n/a" if e.privacy is None else f"{e.privacy:.4f}"
+            console.print(f"  {e.k:>6} {p:>8} {e.accuracy:>9.4f} {e.seconds:>8.2f}", markup=False)
+    console.print(f"  {len(trace.evaluations)} of {trace.candidates} candidate sizes evaluated in "
+                      f"{trace.seconds:.1f} s", markup=False)
 
 
 def _dataset_of(spec: Path, overrides: list[str]) -> str | None:
@@ -102,11 +168,11 @@ def audit_list(root: Path = RootOption) -> None:
         entries = audit.list_entries(root)
     except PpdpError as exc:
         fail(f"error: {exc}", 2)
-    out.print(f"{'seq':>4}  {'release':<26} {'dataset':<16} {'status':<9} {'finished (UTC)':<19}  reason",
+    console.print(f"{'seq':>4}  {'release':<26} {'dataset':<16} {'status':<9} {'finished (UTC)':<19}  reason",
               markup=False)
     for e in entries:
         reason = e.reason if len(e.reason) < 100 else e.reason[:97] + "..."
-        out.print(f"{e.seq:>4}  {e.release_id:<26} {e.dataset:<16} {e.status:<9} "
+        console.print(f"{e.seq:>4}  {e.release_id:<26} {e.dataset:<16} {e.status:<9} "
                   f"{e.finished_at:%Y-%m-%d %H:%M:%S}  {reason}", markup=False)
 
 
@@ -125,15 +191,15 @@ def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -
         fail(f"error: no audit entry for release {release_id} under {root}", 2)
     for e in entries:
         for key, value in e.model_dump(mode="json").items():
-            out.print(f"{key:<16} {value}", markup=False)
+            console.print(f"{key:<16} {value}", markup=False)
         folder = release_folder(root, e.dataset, e.release_id)
         if e.status == "published" and (folder / "manifest.json").is_file():
             m = load_manifest(folder)
-            out.print(f"{'folder':<16} {folder}", markup=False)
-            out.print(f"{'method':<16} {m.method.name}/{m.method.variant} {m.method.params}", markup=False)
-            out.print(f"{'privacy':<16} k={m.privacy.k} ({m.privacy.model}), linkage risk={m.privacy.linkage_risk}",
+            console.print(f"{'folder':<16} {folder}", markup=False)
+            console.print(f"{'method':<16} {m.method.name}/{m.method.variant} {m.method.params}", markup=False)
+            console.print(f"{'privacy':<16} k={m.privacy.k} ({m.privacy.model}), linkage risk={m.privacy.linkage_risk}",
                       markup=False)
-            out.print(f"{'utility':<16} accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}",
+            console.print(f"{'utility':<16} accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}",
                       markup=False)
 
 
@@ -150,10 +216,10 @@ def audit_verify(root: Path = RootOption) -> None:
     problems = audit.verify(root)
     if problems:
         for p in problems:
-            err.print(f"ppdp: audit: {p}", markup=False)
+            console_err.print(f"ppdp: audit: {p}", markup=False)
         raise typer.Exit(1)
     published = sum(1 for e in entries if e.status == "published")
-    out.print(f"audit trail intact: {len(entries)} entries, {published} published releases verified")
+    console.print(f"audit trail intact: {len(entries)} entries, {published} published releases verified")
 
 
 def main() -> None:

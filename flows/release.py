@@ -14,6 +14,7 @@ raises that exception, and the run is still marked failed.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -53,8 +54,8 @@ def load_spec_step(spec_path: str, overrides: list[str]) -> ReleaseSpec:
 
 
 @task(name="preflight", cache_policy=NO_CACHE, persist_result=False)
-def preflight_step(spec: ReleaseSpec) -> list[str]:
-    return spec_io.preflight(spec)
+def preflight_step(spec: ReleaseSpec, check_root: bool = True) -> list[str]:
+    return spec_io.preflight(spec, check_root=check_root)
 
 
 @task(name="ingest", cache_policy=NO_CACHE, persist_result=False)
@@ -147,7 +148,45 @@ def _gate_summary(failed: list) -> str:
     )
 
 
-# -- the flow ----------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Prepared:
+    """What every flow needs before tuning: validated input, roles, and the training / held-out split."""
+
+    ingest: IngestReport
+    roles: Roles
+    train: pd.DataFrame
+    test: pd.DataFrame
+
+
+def prepare(spec: ReleaseSpec, logger, check_root: bool = True) -> Prepared:
+    """Preflight, ingest, tag, protect identifiers, hold out (each a task)."""
+    preflight_step(spec, check_root)
+    frame, ingest_report = ingest_step(spec)
+    logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
+                len(ingest_report.columns), ingest_report.expectation_count)
+    roles = tag_step(frame, spec)
+    logger.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s", STEPS,
+                len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action, roles.class_column)
+    protected = protect_step(frame, roles, spec.identifiers, pseudonym_key(spec.identifiers))
+    train, test = split_step(protected, roles, spec)
+    return Prepared(ingest=ingest_report, roles=roles, train=train, test=test)
+
+
+def tune_group_size(spec: ReleaseSpec, prep: Prepared) -> tuple[Sanitizer, TuningTrace]:
+    """The tuning step: evaluations run as parallel Prefect tasks."""
+    base = build_sanitizer(spec.method, k=spec.method.params.k, seed=spec.seed, threshold=spec.threshold)
+
+    def evaluate_many(sizes: list[int]) -> list[Evaluation]:
+        futures = [evaluate_step.submit(base, k, prep.train, prep.test, prep.roles, spec.utility.classifier,
+                                        spec.tuning.repeats) for k in sizes]
+        return [f.result() for f in futures]
+
+    trace = tune.tune(spec.tuning, threshold=spec.threshold, sizes=tune.class_sizes(prep.train, prep.roles),
+                      fixed_k=spec.method.params.k, evaluate_many=evaluate_many)
+    return base, trace
+
+
+# -- the flows ---------------------------------------------------------------------------------------------
 @flow(name="ppdp-release", persist_result=False, log_prints=False,
       task_runner=ThreadPoolTaskRunner(max_workers=2))
 def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:  # or a Failed state
@@ -164,27 +203,10 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         known["spec_sha256"] = spec_io.spec_sha256(spec)
         logger.info("[1/%d] spec %s: dataset %s, method %s/%s", STEPS, spec_path, spec.dataset, spec.method.name,
                     spec.method.variant)
-        preflight_step(spec)
-        frame, ingest_report = ingest_step(spec)
-        known["input_sha256"] = ingest_report.input_sha256
-        logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
-                    len(ingest_report.columns), ingest_report.expectation_count)
-        roles = tag_step(frame, spec)
-        logger.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s", STEPS,
-                    len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
-                    roles.class_column)
-        protected = protect_step(frame, roles, spec.identifiers, pseudonym_key(spec.identifiers))
-        train, test = split_step(protected, roles, spec)
-
-        base = build_sanitizer(spec.method, k=spec.method.params.k, seed=spec.seed, threshold=spec.threshold)
-
-        def evaluate_many(sizes: list[int]) -> list[Evaluation]:
-            futures = [evaluate_step.submit(base, k, train, test, roles, spec.utility.classifier,
-                                            spec.tuning.repeats) for k in sizes]
-            return [f.result() for f in futures]
-
-        trace: TuningTrace = tune.tune(spec.tuning, threshold=spec.threshold, sizes=tune.class_sizes(train, roles),
-                                       fixed_k=spec.method.params.k, evaluate_many=evaluate_many)
+        prep = prepare(spec, logger)
+        known["input_sha256"] = prep.ingest.input_sha256
+        ingest_report, roles, train, test = prep.ingest, prep.roles, prep.train, prep.test
+        base, trace = tune_group_size(spec, prep)
         logger.info("[4/%d] tune (%s): k=%d after %d evaluations", STEPS, trace.strategy, trace.chosen,
                     len(trace.evaluations))
         release, method = sanitize_step(base.with_params(k=trace.chosen), train, roles)
@@ -227,3 +249,19 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
                              flow_run_id=run_id, **known)
         return Failed(message=f"internal error ({type(exc).__name__})", data=exc)
 
+
+
+@flow(name="ppdp-tune", persist_result=False, log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))
+def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace:  # or a Failed state
+    """Only the tuning: ingest, tag, hold out, evaluate group sizes; returns the trace (nothing is published)."""
+    logger = get_run_logger()
+    try:
+        spec = load_spec_step(spec_path, list(overrides or []))
+        prep = prepare(spec, logger, check_root=False)
+        _, trace = tune_group_size(spec, prep)
+        logger.info("tune (%s): k=%d after %d evaluations", trace.strategy, trace.chosen, len(trace.evaluations))
+        return trace
+    except PpdpError as exc:
+        return Failed(message=str(exc), data=exc)
+    except Exception as exc:  # noqa: BLE001 - by type only: the message may quote data
+        return Failed(message=f"internal error ({type(exc).__name__})", data=exc)

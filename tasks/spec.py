@@ -147,13 +147,14 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
         raise SpecError(f"spec columns: no class column declared (role: class): {need}")
 
 
-def preflight(spec: ReleaseSpec) -> list[str]:
+def preflight(spec: ReleaseSpec, check_root: bool = True) -> list[str]:
     """Checks that need only the input's header and the file system, before any data is read: the header,
-    the spec against it, a writable publish root. Returns the header."""
+    the spec against it, a writable publish root (unless ``check_root`` is False). Returns the header."""
     from tasks.ingest import read_header
     from tasks.publish import ensure_root
 
     header = read_header(spec.source)
     check_spec_against_header(spec, header)
-    ensure_root(spec.publish.root)
+    if check_root:
+        ensure_root(spec.publish.root)
     return header

@@ -53,10 +53,12 @@ def evaluate_size(
     roles: Roles,
     classifier: str,
     repeats: int = 1,
+    standardize: bool = True,
 ) -> Evaluation:
-    """Sanitize ``train`` with group size ``k`` (``repeats`` seeds), measure privacy and held-out accuracy."""
+    """Sanitize ``train`` with group size ``k`` (``repeats`` seeds), measure privacy and held-out accuracy
+    (classifier features standardized unless ``standardize`` is False)."""
     started = time.perf_counter()
-    encoder = feature_encoder(train, roles)
+    encoder = feature_encoder(train, roles, standardize)
     privacy, accs, per = [], [], []
     for r in range(repeats):
         run = sanitizer.with_params(**{sanitizer.privacy_parameter: int(k), "seed": sanitizer.seed + r})

@@ -42,9 +42,9 @@ def make_classifier(name: str, seed: int = 0):
     from sklearn.tree import DecisionTreeClassifier
 
     if name == "knn1":
-        return KNeighborsClassifier(n_neighbors=1)
+        return KNeighborsClassifier(n_neighbors=1, algorithm="brute")  # 4x faster than k-d trees here
     if name == "knn5":
-        return KNeighborsClassifier(n_neighbors=5)
+        return KNeighborsClassifier(n_neighbors=5, algorithm="brute")
     if name == "naive_bayes":
         return GaussianNB()
     if name == "decision_tree":
@@ -54,9 +54,11 @@ def make_classifier(name: str, seed: int = 0):
     raise ValueError(f"unknown classifier {name!r}")
 
 
-def feature_encoder(train_original: pd.DataFrame, roles: Roles) -> TableEncoder:
-    """Encoder of the classifier's features (every published attribute but identifiers and the class)."""
-    return TableEncoder(columns=roles.attributes, kinds=roles.kinds(), orders=roles.orders()).fit(train_original)
+def feature_encoder(train_original: pd.DataFrame, roles: Roles, standardize: bool = True) -> TableEncoder:
+    """Encoder of the classifier's features (every published attribute but identifiers and the class);
+    standardized by default (``standardize=False`` keeps raw units, as the condensation paper's 1-NN did)."""
+    return TableEncoder(columns=roles.attributes, kinds=roles.kinds(), orders=roles.orders(),
+                        standardize=standardize).fit(train_original)
 
 
 def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: str, encoder: TableEncoder,

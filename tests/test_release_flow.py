@@ -201,3 +201,29 @@ def test_prefect_never_stores_raw_or_sanitized_data(workspace):
                 scanned += 1
                 assert SENTINEL_SSN.encode() not in path.read_bytes(), f"raw data found in {path}"
     assert scanned > 0
+
+
+def test_rule_based_tuning_runs_as_a_flow_step_and_goes_into_the_release(workspace):
+    spec = workspace.spec(**{"method__params__k": None, "tuning": {"strategy": "rule_based", "min_group_size": 10}})
+    result = ppdp("run", spec)
+    assert result.exit_code == 0, result.output
+    [folder] = published_folders(workspace.root)
+    manifest = load_manifest(folder)
+    trace = manifest.tuning
+    assert trace.strategy == "rule_based" and len(trace.evaluations) >= 2
+    assert manifest.method.params["k"] == trace.chosen and manifest.privacy.k >= trace.chosen
+    assert all(e.privacy is not None and 0 <= e.accuracy <= 1 and e.per_class for e in trace.evaluations)
+    assert (folder / "tuning.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert ppdp("audit", "verify", "--root", workspace.root).exit_code == 0
+
+
+def test_tune_command_writes_trace_and_plot_and_publishes_nothing(workspace):
+    out = workspace.dir / "tuning"
+    result = ppdp("tune", workspace.spec(), "--strategy", "brute_force", "--buckets", "4", "--out", out)
+    assert result.exit_code == 0, result.output
+    trace = json.loads((out / "trace.json").read_text())
+    assert trace["strategy"] == "brute_force" and len(trace["evaluations"]) == 4 and trace["candidates"] == 4
+    assert (out / "tuning.png").is_file()
+    assert workspace.under_root() == []
+    bad = ppdp("tune", workspace.spec(), "--strategy", "guess")
+    assert bad.exit_code == 2 and "--strategy" in bad.output
