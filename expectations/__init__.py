@@ -16,6 +16,7 @@ import pandas as pd
 from schemas.reports import ExpectationOutcome
 
 SUITE_DIR = Path(__file__).parent
+AGGREGATE_TYPES = ("expect_table_row_count_to_be_between", "expect_table_column_count_to_be_between")
 RESULT_FORMAT = {"result_format": "BASIC", "partial_unexpected_count": 0, "include_unexpected_rows": False}
 
 
@@ -32,7 +33,7 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict[str, Any]) -> list[Expe
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    import expectations.custom  # noqa: F401  (custom expectations must be registered before a suite loads)
+    from expectations.custom import CUSTOM_TYPES  # registers ppdp's expectations before a suite loads
 
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
     context = gx.get_context(mode="ephemeral")
@@ -62,6 +63,8 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict[str, Any]) -> list[Expe
                 success=bool(r.success),
                 unexpected_count=_int_or_none(counts.get("unexpected_count")),
                 element_count=_int_or_none(counts.get("element_count")),
+                observed=_int_or_none(counts.get("observed_value")) if config.type in AGGREGATE_TYPES + CUSTOM_TYPES
+                else None,
             )
         )
     return outcomes

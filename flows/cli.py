@@ -140,6 +140,115 @@ def console_print_trace(trace) -> None:
                       f"{trace.seconds:.1f} s", markup=False)
 
 
+def _names(text: str | None) -> list[str]:
+    return [n.strip() for n in (text or "").split(",") if n.strip()]
+
+
+@app.command()
+def validate(
+    file: Path = typer.Argument(..., help="a CSV or Parquet table"),
+    qi: str = typer.Option(..., "--qi", help="quasi-identifiers, comma-separated"),
+    sa: str | None = typer.Option(None, "--sa", help="sensitive attributes, comma-separated"),
+    k: int | None = typer.Option(None, "--k", help="gate: k-anonymity"),
+    alpha: float | None = typer.Option(None, "--alpha", help="gate: (alpha,k)-anonymity"),
+    l: int | None = typer.Option(None, "--l", help="gate: l-diversity"),  # noqa: E741
+    l_variant: str = typer.Option("distinct", "--l-variant", help="distinct | entropy | recursive"),
+    c: float | None = typer.Option(None, "--c", help="recursive (c,l)-diversity: c"),
+    t: float | None = typer.Option(None, "--t", help="gate: t-closeness"),
+    delta: float | None = typer.Option(None, "--delta", help="gate: delta-disclosure privacy"),
+    beta: float | None = typer.Option(None, "--beta", help="gate: beta-likeness"),
+    beta_variant: str = typer.Option("enhanced", "--beta-variant", help="basic | enhanced"),
+    max_prosecutor_risk: float | None = typer.Option(None, "--max-prosecutor-risk"),
+    max_average_risk: float | None = typer.Option(None, "--max-average-risk"),
+    max_records_at_risk: float | None = typer.Option(None, "--max-records-at-risk"),
+    risk_threshold: float = typer.Option(0.2, "--risk-threshold"),
+    max_marketer_risk: float | None = typer.Option(None, "--max-marketer-risk"),
+    max_sample_uniques: float | None = typer.Option(None, "--max-sample-uniques"),
+    max_journalist_risk: float | None = typer.Option(None, "--max-journalist-risk"),
+    population: Path | None = typer.Option(None, "--population", help="population table for journalist risk"),
+    hierarchy: list[str] = typer.Option([], "--hierarchy", help="SA=path of an ARX hierarchy (repeatable)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON (pyCANON's names for its measures)"),
+    sep: str = typer.Option(",", "--sep", help="CSV separator"),
+    na_values: str | None = typer.Option(None, "--na-values", help="CSV cells read as missing, comma-separated"),
+    seed: int = typer.Option(0, "--seed", help="seed of the random-query attacker"),
+) -> None:
+    """Check any table outside a release: exit 0 if every given gate holds, 3 if not, 2 on bad input."""
+    import json
+
+    from pydantic import ValidationError
+
+    from schemas.spec import PrivacyThresholds
+    from tasks.errors import PpdpError
+    from tasks.privacy.validate import report_json, validate_file
+    from tasks.spec import format_validation_error
+
+    try:
+        thresholds = PrivacyThresholds(
+            k=k, alpha=alpha, l=l, l_variant=l_variant, c=c, t=t, delta=delta, beta=beta, beta_variant=beta_variant,
+            max_prosecutor_risk=max_prosecutor_risk, max_average_risk=max_average_risk,
+            max_records_at_risk=max_records_at_risk, risk_threshold=risk_threshold,
+            max_marketer_risk=max_marketer_risk, max_sample_uniques=max_sample_uniques,
+            max_journalist_risk=max_journalist_risk, population=population,
+        )
+    except ValidationError as exc:
+        fail(f"error: --{format_validation_error(exc).replace('_', '-')}", 2)
+    hierarchies = {}
+    for item in hierarchy:
+        name, eq, path = item.partition("=")
+        if not eq or not name.strip() or not path.strip():
+            fail(f"error: --hierarchy {item!r}: expected SA=path", 2)
+        hierarchies[name.strip()] = Path(path.strip())
+    sas = _names(sa)
+    for name in hierarchies:
+        if name not in sas:
+            fail(f"error: --hierarchy {name}: not a sensitive attribute given with --sa", 2)
+    try:
+        report = validate_file(file, _names(qi), sas, thresholds, sep=sep, na_values=_names(na_values),
+                               population=population, hierarchies=hierarchies, seed=seed)
+    except PpdpError as exc:
+        fail(f"error: {exc}", 2)
+    if as_json:
+        console.print_json(json.dumps(report_json(report, str(file))))
+    else:
+        _print_report(report, file)
+    raise typer.Exit(0 if report.passed else 3)
+
+
+def _print_report(report, file: Path) -> None:
+    m = report.measures
+    console.print(f"{file}: {report.records} rows, {report.groups} equivalence classes over "
+                  f"{', '.join(report.quasi_identifiers)}"
+                  + (f"; sensitive: {', '.join(report.sensitive_attributes)}" if report.sensitive_attributes else ""),
+                  markup=False)
+    rows = [("k_anonymity", m.k_anonymity)]
+    if report.sensitive_attributes:
+        rows += [(name, getattr(m, name)) for name in (
+            "alpha_k_anonymity", "l_diversity", "entropy_l_diversity", "entropy_l_value", "recursive_c_l_diversity",
+            "t_closeness", "hierarchical_t_closeness", "delta_disclosure", "basic_beta_likeness",
+            "enhanced_beta_likeness")]
+    if report.risk:
+        r = report.risk
+        rows += [("prosecutor risk (max / average)", f"{r.prosecutor_max:.4f} / {r.prosecutor_average:.4f}"),
+                 (f"records at risk (> {r.risk_threshold:g})", f"{r.records_at_risk:.4f}"),
+                 ("marketer risk", f"{r.marketer:.4f}"), ("sample uniques", f"{r.sample_uniques:.4f}")]
+        if r.journalist_max is not None:
+            rows.append(("journalist risk (max / average)", f"{r.journalist_max:.4f} / {r.journalist_average:.4f}"))
+    if report.attacker:
+        a = report.attacker
+        rows.append((f"random queries ({a.queries}): re-identification mean / max",
+                     f"{a.reidentification_mean:.4f} / {a.reidentification_max:.4f}"))
+    for name, value in rows:
+        if value is not None:
+            shown = f"{value:.6g}" if isinstance(value, float) else str(value)
+            console.print(f"  {name:<52} {shown}", markup=False)
+    for g in report.gates:
+        value = "n/a" if g.value is None else f"{g.value:.6g}"
+        console.print(f"  gate {g.name:<20} {'PASS' if g.passed else 'FAIL'}  value {value}  threshold "
+                      f"{g.threshold:g}" + (f"  ({g.worst})" if g.worst else ""), markup=False)
+    if not report.gates:
+        console.print("  no gates given", markup=False)
+
+
 def _dataset_of(spec: Path, overrides: list[str]) -> str | None:
     from tasks import spec as spec_io
     from tasks.errors import SpecError

@@ -30,6 +30,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from schemas.manifest import Manifest, ReleaseResult
 from schemas.reports import (
     Evaluation,
+    ExpectationOutcome,
     IngestReport,
     MethodRecord,
     PrivacyReport,
@@ -42,7 +43,7 @@ from tasks import audit, ingest, publish, tag, tune, utility
 from tasks import spec as spec_io
 from tasks.errors import PpdpError, ReleaseRejected
 from tasks.plots import tuning_plot_png
-from tasks.privacy import check_gates, measure_privacy
+from tasks.privacy.validate import privacy_checks
 from tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer
 
 STEPS = 8
@@ -91,13 +92,18 @@ def sanitize_step(sanitizer: Sanitizer, train: pd.DataFrame, roles: Roles) -> tu
 
 @task(name="validate-privacy", cache_policy=NO_CACHE, persist_result=False)
 def privacy_step(train: pd.DataFrame, release: SanitizedTable, roles: Roles, spec: ReleaseSpec) -> PrivacyReport:
-    return check_gates(measure_privacy(train, release, roles), spec.privacy, release)
+    return privacy_checks(train, release, roles, spec)
 
 
 @task(name="check-utility", cache_policy=NO_CACHE, persist_result=False)
 def utility_step(train: pd.DataFrame, release: SanitizedTable, test: pd.DataFrame, roles: Roles,
                  spec: ReleaseSpec) -> UtilityReport:
     return utility.evaluate_utility(train, release.frame, test, roles, spec.utility, spec.seed)
+
+
+@task(name="check-output", cache_policy=NO_CACHE, persist_result=False)
+def output_step(release: SanitizedTable, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOutcome]:
+    return publish.check_output(release.frame, release.groups, roles, spec, release.release_kind == "synthetic")
 
 
 @task(name="publish", cache_policy=NO_CACHE, persist_result=False)
@@ -223,11 +229,13 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         if util.failed:
             raise ReleaseRejected(f"utility gate failed: {_gate_summary(util.failed)}", [g.name for g in util.failed])
 
+        output_checks = output_step(release, roles, spec)
         manifest = Manifest(
             release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest_report.input_sha256,
             rows=len(release.frame), columns=list(release.frame.columns), spec=spec,
             spec_sha256=known["spec_sha256"], roles=roles, ingest=ingest_report, method=method, seed=spec.seed,
-            privacy=privacy, utility=util, tuning=trace, versions=publish.collect_versions(), flow_run_id=run_id,
+            privacy=privacy, utility=util, tuning=trace, output_checks=output_checks,
+            versions=publish.collect_versions(), flow_run_id=run_id,
         )
         plot = tuning_plot_png(trace)
         folder, manifest, _ = publish_step(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)

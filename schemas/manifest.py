@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from schemas.reports import (
+    ExpectationOutcome,
     IngestReport,
     MethodRecord,
     PrivacyReport,
@@ -60,7 +61,9 @@ class Manifest(BaseModel):
     privacy: PrivacyReport
     utility: UtilityReport
     tuning: TuningTrace
-    output_checks: list[str] = Field(default_factory=list, description="checks run on the frame before writing")
+    output_checks: list[ExpectationOutcome] = Field(
+        default_factory=list, description="the output suite (Great Expectations) run on the frame before writing"
+    )
     versions: Versions
     flow_run_id: str | None
 

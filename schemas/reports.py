@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from schemas.spec import ColumnKind, Role
 
@@ -22,6 +22,8 @@ class ExpectationOutcome(Report):
     success: bool
     unexpected_count: int | None = None
     element_count: int | None = None
+    observed: float | None = Field(None, description="an aggregate (a size or count), only for ppdp's own "
+                                                     "expectations and table row/column counts")
 
 
 class IngestReport(Report):
@@ -135,6 +137,73 @@ class GateResult(Report):
     worst: str | None = Field(None, description="which group, class or attribute is worst (never a value)")
 
 
+class AnonymityMeasures(Report):
+    """The models pyCANON computes, named and shaped as pyCANON's functions return them, over the equivalence
+    classes (synthetic releases: the generating groups) and every sensitive attribute (the worst counts)."""
+
+    k_anonymity: int
+    alpha_k_anonymity: tuple[float | None, int] | None = None
+    l_diversity: int | None = None
+    entropy_l_diversity: int | None = None
+    recursive_c_l_diversity: tuple[float | None, int] | None = Field(
+        None, description="(c, l); c is null where pyCANON returns NaN (l = 1)")
+    t_closeness: float | None = None
+    delta_disclosure: float | None = None
+    basic_beta_likeness: float | None = None
+    enhanced_beta_likeness: float | None = None
+    entropy_l_value: float | None = Field(None, description="exp(min entropy) before pyCANON's int truncation")
+    hierarchical_t_closeness: float | None = Field(None, description="t with hierarchical-distance EMD, "
+                                                                     "when a hierarchy is given")
+
+
+class RiskMeasures(Report):
+    """Re-identification risk (ARX's attacker models) over the equivalence classes."""
+
+    prosecutor_max: float
+    prosecutor_average: float
+    records_at_risk: float
+    risk_threshold: float
+    journalist_max: float | None = None
+    journalist_average: float | None = None
+    marketer: float
+    sample_uniques: float
+
+
+class SyntheticMeasures(Report):
+    """For releases whose records are synthetic or perturbed (not generalized copies)."""
+
+    linkage_risk: float | None = Field(None, description="share of original records whose nearest released "
+                                                         "record came from their own group")
+    dcr_quantiles: dict[str, float] = Field(default_factory=dict, description="distance to closest record")
+    dcr_exact_matches: float | None = Field(None, description="share of original records released unchanged")
+    confidence_interval_privacy: float | None = Field(None, description="paper 000: 95% interval width / range")
+
+
+class PerturbationMeasures(Report):
+    """Paper 004, section 3.2: original vs released values, rows aligned (larger VD/RP/CP, smaller RK/CK =
+    more privacy)."""
+
+    vd: float
+    rp: float
+    rk: float
+    cp: float
+    ck: float
+
+
+class QueryAttack(Report):
+    """Paper 002, section 4.2: random queries over quasi-identifier values an attacker may know."""
+
+    queries: int
+    stop_after: int
+    reidentification_mean: float
+    reidentification_median: float
+    reidentification_q1: float
+    reidentification_q3: float
+    reidentification_max: float
+    sensitive_association_mean: float | None = None
+    sensitive_association_max: float | None = None
+
+
 class PrivacyReport(Report):
     model: Literal["synthetic_groups", "equivalence_classes"] = Field(
         ...,
@@ -143,13 +212,22 @@ class PrivacyReport(Report):
     )
     k: int
     quasi_identifiers: list[str]
+    sensitive_attributes: list[str] = Field(default_factory=list)
     records: int
     groups: int
     mean_group_size: float
     linkage_risk: float | None = Field(
         None, description="share of training records whose nearest published record came from their own group"
     )
+    measures: AnonymityMeasures | None = None
+    risk: RiskMeasures | None = None
+    synthetic: SyntheticMeasures | None = None
+    perturbation: PerturbationMeasures | None = None
+    attacker: QueryAttack | None = None
     gates: list[GateResult] = Field(default_factory=list)
+    # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
+    _details: dict = PrivateAttr(default_factory=dict)
+    _recursive: tuple | None = PrivateAttr(default=None)
 
     @property
     def passed(self) -> bool:

@@ -105,13 +105,61 @@ class TaggingSpec(StrictModel):
     )
 
 
-class PrivacyPolicy(StrictModel):
-    """Gates every release must pass. A failed gate stops the release; nothing is published."""
+class PrivacyThresholds(StrictModel):
+    """Privacy thresholds, every one optional (``ppdp validate`` checks only those given).
 
-    k: int = Field(..., ge=2, description="minimum group (equivalence class) size")
-    max_linkage_risk: float | None = Field(
-        None, ge=0, le=1, description="maximum share of training records linked to their own group"
+    Models over equivalence classes (rows sharing all quasi-identifier values; for synthetic releases, the
+    groups records were generated from) and the sensitive attributes (every column declared ``sensitive``; with
+    several, each is checked and the worst counts). A gate that needs a sensitive attribute when none is
+    declared is a spec error, not a pass.
+    """
+
+    k: int | None = Field(None, ge=2, description="k-anonymity: minimum equivalence class (or generating group) size")
+    alpha: float | None = Field(None, gt=0, le=1, description="(alpha,k)-anonymity: max share of one sensitive "
+                                                             "value in a class")
+    l: int | None = Field(None, ge=2, description="l-diversity: minimum diversity of sensitive values per class")
+    l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
+    c: float | None = Field(None, gt=0, description="recursive (c,l)-diversity: the constant c")
+    t: float | None = Field(None, ge=0, le=1, description="t-closeness: max EMD between a class and the table")
+    delta: float | None = Field(None, gt=0, description="delta-disclosure privacy: max |log(p_class / p_table)|")
+    beta: float | None = Field(None, gt=0, description="beta-likeness: max relative gain of a sensitive value")
+    beta_variant: Literal["basic", "enhanced"] = "enhanced"
+    hierarchies: dict[str, Path] = Field(
+        default_factory=dict,
+        description="sensitive column -> generalization hierarchy CSV (ARX format, ';'), for hierarchical "
+                    "t-closeness",
     )
+    max_prosecutor_risk: float | None = Field(None, gt=0, le=1, description="highest 1/|class| over records")
+    max_average_risk: float | None = Field(None, gt=0, le=1, description="average 1/|class| over records")
+    max_records_at_risk: float | None = Field(None, ge=0, le=1,
+                                              description="share of records whose risk exceeds risk_threshold")
+    risk_threshold: float = Field(0.2, gt=0, le=1)
+    max_marketer_risk: float | None = Field(None, ge=0, le=1, description="classes / records")
+    max_sample_uniques: float | None = Field(None, ge=0, le=1, description="share of records alone in a class")
+    max_journalist_risk: float | None = Field(None, gt=0, le=1,
+                                              description="highest 1/|population class| (needs population)")
+    population: Path | None = Field(None, description="population table (CSV/Parquet) for journalist risk")
+    max_linkage_risk: float | None = Field(
+        None, ge=0, le=1, description="synthetic releases: max share of training records linked to their own group"
+    )
+
+    @model_validator(mode="after")
+    def _variants(self) -> PrivacyThresholds:
+        if self.l is not None and self.l_variant == "recursive" and self.c is None:
+            raise ValueError("privacy.c is required for l_variant: recursive")
+        if self.max_journalist_risk is not None and self.population is None:
+            raise ValueError("privacy.max_journalist_risk needs privacy.population (a population table)")
+        return self
+
+    def sensitive_gates(self) -> list[str]:
+        """The gates that need a sensitive attribute."""
+        return [name for name in ("alpha", "l", "t", "delta", "beta") if getattr(self, name) is not None]
+
+
+class PrivacyPolicy(PrivacyThresholds):
+    """Gates every release must pass (k is required). A failed gate stops the release; nothing is published."""
+
+    k: int = Field(..., ge=2, description="k-anonymity: minimum equivalence class (or generating group) size")
 
 
 class CondensationParams(StrictModel):

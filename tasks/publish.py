@@ -20,7 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas.manifest import Manifest, Versions
-from tasks.errors import PublishError
+from schemas.reports import ExpectationOutcome, Roles
+from schemas.spec import ReleaseSpec, Role
+from tasks.errors import PublishError, ReleaseRejected
 from tasks.ingest import file_sha256
 
 META_RELEASE_ID = b"ppdp.release_id"
@@ -114,6 +116,50 @@ def read_parquet_metadata(path: Path) -> dict[str, str]:
 
 def load_manifest(folder: Path) -> Manifest:
     return Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+
+
+GROUP_COLUMN = "__ppdp_group__"  # validation only: the generating group of each synthetic record, never written
+PSEUDONYM_REGEX = r"^[0-9a-f]{64}$"
+
+
+def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, synthetic: bool) -> dict:
+    """The output suite (GX JSON) for a frame about to be published."""
+    from expectations import base_suite_path, load_suite_json
+
+    suite = load_suite_json(base_suite_path("output"))
+    ids = roles.identifiers
+    extra: list[dict] = []
+    if spec.identifiers.action == "drop":
+        if ids:
+            extra.append({"type": "expect_columns_to_be_absent", "kwargs": {"column_list": ids}})
+    else:
+        extra += [{"type": "expect_column_values_to_match_regex", "kwargs": {"column": c, "regex": PSEUDONYM_REGEX}}
+                  for c in ids if c in frame_columns]
+    classes = [GROUP_COLUMN] if synthetic else [q for q in roles.quasi_identifiers if q in frame_columns]
+    extra.append({"type": "expect_quasi_identifiers_to_be_k_anonymous",
+                  "kwargs": {"column_list": classes, "k": spec.privacy.k}})
+    if spec.privacy.l is not None:
+        extra += [{"type": "expect_equivalence_classes_to_be_l_diverse",
+                   "kwargs": {"column_list": classes, "sensitive_column": sa, "l": spec.privacy.l}}
+                  for sa in roles.names(Role.sensitive) if sa in frame_columns]
+    suite["expectations"] = list(suite["expectations"]) + extra
+    return suite
+
+
+def check_output(frame: pd.DataFrame, groups, roles: Roles, spec: ReleaseSpec, synthetic: bool
+                 ) -> list[ExpectationOutcome]:
+    """Run the output suite on the frame about to be written (plus, for synthetic releases, its group ids);
+    raise :class:`ReleaseRejected` naming the failed expectations."""
+    from expectations import validate_frame
+
+    checked = frame.assign(**{GROUP_COLUMN: groups}) if synthetic else frame
+    outcomes = validate_frame(checked, output_suite(list(frame.columns), roles, spec, synthetic))
+    failed = [o for o in outcomes if not o.success]
+    if failed:
+        names = "; ".join(o.expectation + (f"({o.column})" if o.column else "")
+                          + (f" observed {o.observed:g}" if o.observed is not None else "") for o in failed)
+        raise ReleaseRejected(f"output suite failed: {names}", [o.expectation for o in failed])
+    return outcomes
 
 
 def collect_versions() -> Versions:

@@ -94,7 +94,11 @@ def resolve_paths(spec: ReleaseSpec, base: Path) -> ReleaseSpec:
 
     source = spec.source.model_copy(update={"path": absolute(spec.source.path)})
     publish = spec.publish.model_copy(update={"root": absolute(spec.publish.root)})
-    return spec.model_copy(update={"source": source, "publish": publish})
+    privacy = spec.privacy.model_copy(update={
+        "hierarchies": {k: absolute(v) for k, v in spec.privacy.hierarchies.items()},
+        "population": absolute(spec.privacy.population) if spec.privacy.population else None,
+    })
+    return spec.model_copy(update={"source": source, "publish": publish, "privacy": privacy})
 
 
 def spec_sha256(spec: ReleaseSpec) -> str:
@@ -140,6 +144,14 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
         raise SpecError(
             f"spec columns: no quasi-identifier among the columns of {where}: declare one (role: quasi_identifier)"
         )
+    sensitive = [n for n, c in declared.items() if c.role is Role.sensitive]
+    needs_sa = spec.privacy.sensitive_gates()
+    if needs_sa and not sensitive:
+        raise SpecError(f"spec privacy.{needs_sa[0]}: this gate needs a sensitive attribute: declare one "
+                        "(role: sensitive) or remove the gate")
+    for name in spec.privacy.hierarchies:
+        if name not in sensitive:
+            raise SpecError(f"spec privacy.hierarchies.{name}: not a declared sensitive column")
     if spec.declared_class() is None:
         need = "the class_wise method and the utility check need it" if spec.method.needs_class else (
             "the utility check needs it"

@@ -64,6 +64,9 @@ def test_contract(name, params):
     assert len(out.groups) == len(out.frame) and len(out.source_groups) == len(frame)
     assert isinstance(out.frame.index, pd.RangeIndex)
     assert out.release_kind in ("synthetic", "generalized")
+    if out.source_index is not None:  # each released row stands in for one input row of its own group
+        assert sorted(out.source_index.tolist()) == list(range(len(frame)))
+        assert np.array_equal(out.groups, out.source_groups[out.source_index])
     clone = sanitizer.with_params(k=7)
     assert clone.get_params()["k"] == 7 and sanitizer.get_params()["k"] == params["k"]
     with pytest.raises(TypeError):

@@ -35,12 +35,16 @@ class SanitizedTable:
     release_kind : {"synthetic", "generalized"}
         "synthetic": rows are generated from groups (k = smallest group); "generalized": rows show equal
         quasi-identifier values per group (k = smallest equivalence class of the table).
+    source_index : ndarray or None
+        For each released row, the input row (input order) it stands in for, when rows correspond one to one
+        (used to align original and released values, e.g. for paper 004's VD/RP/RK/CP/CK); else None.
     """
 
     frame: pd.DataFrame
     groups: np.ndarray
     source_groups: np.ndarray
     release_kind: ReleaseKind
+    source_index: np.ndarray | None = None
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -55,6 +59,7 @@ class Sanitizer(ABC):
     release_kind: ClassVar[ReleaseKind]
     privacy_parameter: ClassVar[str] = "k"  # the integer the tuner searches
     needs_class: ClassVar[bool] = False
+    rows_correspond: ClassVar[bool] = True  # released row i (before shuffling) stands in for input row i
 
     seed: int
 
@@ -85,6 +90,7 @@ class Sanitizer(ABC):
             groups=np.asarray(groups)[order],
             source_groups=np.asarray(source_groups),
             release_kind=self.release_kind,
+            source_index=order if self.rows_correspond else None,
         )
 
     def _check_params(self) -> None:

@@ -1,0 +1,418 @@
+"""Attacker-side risk measures (tasks/privacy/risk.py): hand-computed examples, properties, bad inputs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+
+from tasks.privacy.risk import (
+    RandomQueries,
+    closest_record_distances,
+    distance_to_closest_record,
+    evaluate_queries,
+    generate_random_queries,
+    matrix_distortion,
+    random_query_attack,
+    reidentification_risk,
+)
+
+SECRET = "SECRET-987-65-4329"  # a data value that must never show up in an error message
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# re-identification risk
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _sample() -> pd.DataFrame:
+    # classes over (age, zip): (30,A) x3, (40,B) x2, (50,C) x1  ->  f = 3, 2, 1; n = 6, J = 3
+    return pd.DataFrame(
+        {
+            "age": [30, 30, 30, 40, 40, 50],
+            "zip": ["A", "A", "A", "B", "B", "C"],
+            "disease": ["flu", "flu", "cold", "flu", "hiv", "cold"],
+        }
+    )
+
+
+def test_prosecutor_marketer_uniques_by_hand():
+    r = reidentification_risk(_sample(), ["age", "zip"])
+    assert (r.records, r.classes) == (6, 3)
+    assert r.prosecutor_highest == 1.0  # 1 / min f = 1 / 1
+    assert r.prosecutor_average == pytest.approx(0.5)  # J / n = 3 / 6 (= mean of 1/3,1/3,1/3,1/2,1/2,1)
+    assert r.prosecutor_records_at_risk == 1.0  # 1/3, 1/2 and 1 all exceed 0.2: 6 of 6 records
+    assert r.marketer == pytest.approx(0.5)  # J / n without population
+    assert r.sample_uniques == pytest.approx(1 / 6)  # only (50,C) is alone
+    # no population: journalist is prosecutor, and the result says so
+    assert not r.journalist_uses_population
+    assert (r.journalist_highest, r.journalist_average, r.journalist_records_at_risk) == (
+        r.prosecutor_highest,
+        r.prosecutor_average,
+        r.prosecutor_records_at_risk,
+    )
+    # threshold 0.4: records with risk 1/2 (2 records) and 1 (1 record) exceed it: 3 / 6
+    assert reidentification_risk(_sample(), ["age", "zip"], threshold=0.4).prosecutor_records_at_risk == 0.5
+    # threshold is strict (ARX: risk > threshold): at 0.5 only the unique record counts: 1 / 6
+    assert reidentification_risk(_sample(), ["age", "zip"], threshold=0.5).prosecutor_records_at_risk == (
+        pytest.approx(1 / 6)
+    )
+
+
+def test_journalist_and_marketer_with_population_by_hand():
+    sample = _sample()
+    extra = pd.DataFrame(
+        {
+            "age": [30] * 6 + [40] * 2 + [50] + [60] * 5,
+            "zip": ["A"] * 6 + ["B"] * 2 + ["C"] + ["D"] * 5,
+            "disease": ["x"] * 14,
+        }
+    )
+    population = pd.concat([sample, extra], ignore_index=True)
+    # population class sizes F: (30,A) 9, (40,B) 4, (50,C) 2, (60,D) 5 (not in the sample)
+    # sample records' F: 9,9,9,4,4,2 -> record risks 1/9,1/9,1/9,1/4,1/4,1/2
+    r = reidentification_risk(sample, ["age", "zip"], population=population)
+    assert r.journalist_uses_population
+    assert r.journalist_highest == pytest.approx(0.5)  # 1 / min F = 1 / 2
+    assert r.journalist_records_at_risk == pytest.approx(0.5)  # 1/4 and 1/2 exceed 0.2: 3 of 6 records
+    # marketer (ARX): sum_j f_j / F_j / n = (3/9 + 2/4 + 1/2) / 6 = (4/3) / 6 = 2/9
+    assert r.marketer == pytest.approx(2 / 9)
+    # journalist average (ARX): max(J / sum_j F_j, marketer) = max(3 / (9+4+2), 2/9) = max(0.2, 0.2222) = 2/9
+    assert r.journalist_average == pytest.approx(2 / 9)
+    # prosecutor and sample uniques stay sample-based
+    assert r.prosecutor_highest == 1.0 and r.sample_uniques == pytest.approx(1 / 6)
+
+
+def test_journalist_average_takes_the_class_based_rate_when_larger():
+    sample = pd.DataFrame({"q": ["a", "a", "b"]})  # f: a 2, b 1 -> J = 2, n = 3
+    population = pd.DataFrame({"q": ["a"] * 2 + ["b"] * 2})  # F: a 2, b 2
+    r = reidentification_risk(sample, ["q"], population=population)
+    # marketer = (2/2 + 1/2) / 3 = 0.5; J / sum F = 2 / 4 = 0.5: equal here
+    assert r.marketer == pytest.approx(0.5) and r.journalist_average == pytest.approx(0.5)
+    sample = pd.DataFrame({"q": ["a", "b"]})  # f: a 1, b 1 -> J = 2, n = 2
+    population = pd.DataFrame({"q": ["a"] * 1 + ["b"] * 3})  # F: a 1, b 3
+    r = reidentification_risk(sample, ["q"], population=population)
+    # marketer = (1/1 + 1/3) / 2 = 2/3; J / sum F = 2 / 4 = 1/2 -> journalist average 2/3
+    assert r.marketer == pytest.approx(2 / 3) and r.journalist_average == pytest.approx(2 / 3)
+
+
+def test_missing_values_form_their_own_class():
+    frame = pd.DataFrame({"q": ["a", None, None, "a", "b"]})  # classes: a 2, missing 2, b 1
+    r = reidentification_risk(frame, ["q"])
+    assert r.classes == 3 and r.sample_uniques == pytest.approx(1 / 5)
+
+
+_qi_frames = st.integers(1, 40).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(0, 3), min_size=n, max_size=n), st.lists(st.sampled_from("xyz"), min_size=n, max_size=n)
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_qi_frames, st.floats(0.0, 1.0))
+def test_reidentification_properties(cols, threshold):
+    frame = pd.DataFrame({"a": cols[0], "b": cols[1]})
+    sizes = frame.groupby(["a", "b"]).size()  # an independent computation of the classes
+    n = len(frame)
+    r = reidentification_risk(frame, ["a", "b"], threshold=threshold)
+    assert r.classes == len(sizes)
+    assert r.prosecutor_highest == pytest.approx(1 / sizes.min())
+    assert r.marketer == pytest.approx(len(sizes) / n)
+    per_record = 1 / sizes.reindex(frame.set_index(["a", "b"]).index)
+    assert r.prosecutor_average == pytest.approx(float(np.mean(per_record)))
+    assert r.sample_uniques == pytest.approx((sizes == 1).sum() / n)  # classes of size 1, one record each
+    assert r.prosecutor_records_at_risk == pytest.approx(sizes[1 / sizes > threshold].sum() / n)
+    assert 0 < r.prosecutor_average <= r.prosecutor_highest <= 1
+    # the sample as its own population: journalist = prosecutor
+    same = reidentification_risk(frame, ["a", "b"], population=frame, threshold=threshold)
+    assert same.journalist_uses_population
+    assert same.journalist_highest == pytest.approx(r.prosecutor_highest)
+    assert same.journalist_average == pytest.approx(r.prosecutor_average)
+    assert same.journalist_records_at_risk == pytest.approx(r.prosecutor_records_at_risk)
+    assert same.marketer == pytest.approx(r.marketer)
+    # a larger population can only lower journalist risk
+    bigger = pd.concat([frame, frame.iloc[::2], pd.DataFrame({"a": [9], "b": ["w"]})], ignore_index=True)
+    j = reidentification_risk(frame, ["a", "b"], population=bigger, threshold=threshold)
+    assert j.journalist_highest <= r.prosecutor_highest + 1e-12
+    assert j.journalist_records_at_risk <= r.prosecutor_records_at_risk + 1e-12
+    eps = 1e-12  # the average of equal record risks may round one ulp above the highest
+    assert 0 < j.marketer <= j.journalist_average <= j.journalist_highest + eps <= 1 + eps
+
+
+def test_reidentification_bad_inputs_name_the_parameter_not_the_data():
+    frame = pd.DataFrame({"name": [SECRET, "b"], "q": [1, 2]})
+    with pytest.raises(ValueError, match="'nope'"):
+        reidentification_risk(frame, ["nope"])
+    with pytest.raises(ValueError, match="empty"):
+        reidentification_risk(frame.iloc[:0], ["q"])
+    with pytest.raises(ValueError, match="threshold"):
+        reidentification_risk(frame, ["q"], threshold=1.5)
+    with pytest.raises(ValueError, match="twice"):
+        reidentification_risk(frame, ["q", "q"])
+    with pytest.raises(ValueError, match="population"):
+        reidentification_risk(frame, ["q"], population=pd.DataFrame({"other": [1]}))
+    with pytest.raises(ValueError, match="population does not contain the sample") as err:
+        reidentification_risk(frame, ["name"], population=pd.DataFrame({"name": ["b"]}))
+    assert SECRET not in str(err.value) and "\n" not in str(err.value)
+    with pytest.raises(ValueError, match="population does not contain"):  # rarer in population than in sample
+        reidentification_risk(pd.DataFrame({"q": [1, 1]}), ["q"], population=pd.DataFrame({"q": [1]}))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# distance to closest record
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_dcr_by_hand():
+    original = np.array([[0.0, 0.0], [1.0, 0.0], [5.0, 5.0]])
+    released = np.array([[0.0, 0.0], [1.0, 1.0], [9.0, 9.0]])
+    # row 0 -> (0,0): 0; row 1 -> (0,0) or (1,1): 1; row 2 -> (1,1) or (9,9): sqrt(16+16) = sqrt(32)
+    dist = closest_record_distances(original, released)
+    np.testing.assert_allclose(dist, [0.0, 1.0, math.sqrt(32)])
+    d = distance_to_closest_record(original, released)
+    assert d.records == 3
+    assert d.exact_match_share == pytest.approx(1 / 3)  # only row 0 is copied
+    assert d.minimum == 0.0 and d.mean == pytest.approx((1 + math.sqrt(32)) / 3)
+    assert d.levels == (0.01, 0.05, 0.25, 0.5)
+    # linear quantiles of [0, 1, 5.657]: level q sits at position 2q -> 0.01: 0.02; 0.05: 0.1; 0.25: 0.5; 0.5: 1
+    np.testing.assert_allclose(d.values, [0.02, 0.1, 0.5, 1.0])
+    assert d.quantile(0.5) == pytest.approx(1.0) and d.as_dict()[0.25] == pytest.approx(0.5)
+    assert distance_to_closest_record(original, released, quantiles=[1.0]).values == (pytest.approx(math.sqrt(32)),)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(1, 30),
+    st.integers(1, 30),
+    st.integers(1, 20),
+    st.integers(0, 2**31 - 1),
+)
+def test_dcr_properties(n_orig, n_rel, dim, seed):
+    rng = np.random.default_rng(seed)
+    original = rng.normal(size=(n_orig, dim)).round(1)
+    released = rng.normal(size=(n_rel, dim)).round(1)
+    dist = closest_record_distances(original, released)
+    np.testing.assert_allclose(dist, cdist(original, released).min(axis=1), atol=1e-9)  # brute force agrees
+    d = distance_to_closest_record(original, released, quantiles=[0.0, 0.25, 0.5, 1.0])
+    assert all(b >= a for a, b in zip(d.values, d.values[1:]))  # quantiles are monotone
+    assert d.values[0] == d.minimum >= 0
+    # releasing the original (shuffled) copies every record: all distances exactly 0
+    copy = distance_to_closest_record(original, original[rng.permutation(n_orig)])
+    assert copy.exact_match_share == 1.0 and copy.values == (0.0,) * 4
+
+
+def test_dcr_bad_inputs():
+    ok = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        distance_to_closest_record(ok, np.zeros((3, 3)))
+    with pytest.raises(ValueError, match="original is empty"):
+        distance_to_closest_record(np.zeros((0, 2)), ok)
+    with pytest.raises(ValueError, match="released must be a 2-D"):
+        distance_to_closest_record(ok, np.zeros(3))
+    with pytest.raises(ValueError, match="released holds missing"):
+        distance_to_closest_record(ok, np.array([[np.nan, 1.0]]))
+    with pytest.raises(ValueError, match="quantiles"):
+        distance_to_closest_record(ok, ok, quantiles=[1.5])
+    with pytest.raises(ValueError, match="quantiles"):
+        distance_to_closest_record(ok, ok, quantiles=[])
+    with pytest.raises(ValueError, match="original must be a numeric"):
+        distance_to_closest_record(np.array([[SECRET]], dtype=object), ok)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# random-query attacker (paper 002)
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def _query_table() -> pd.DataFrame:
+    return pd.DataFrame({"a": ["x", "x", "x", "y"], "b": ["u", "u", "v", "v"], "s": [1, 2, 1, 1]})
+
+
+def test_random_query_attack_by_hand():
+    # query space over (a, b): a=x (3 rows), a=y (1), b=u (2), b=v (2), (x,u) (2), (x,v) (1), (y,v) (1);
+    # (y,u) matches nothing and fails query-worth. Each query is drawn with probability 1/8 per draw, so with
+    # n = 200 successive failures required, all 7 are found (missing one: (7/8)^200 ~ 3e-12; seeded anyway).
+    r = random_query_attack(_query_table(), ["a", "b"], "s", n=200, seed=3)
+    assert r.queries == r.matched_queries == 7 and r.unmatched_queries == 0
+    # reid probabilities 1/3, 1, 1/2, 1/2, 1/2, 1, 1 -> sorted 1/3, 1/2, 1/2, 1/2, 1, 1, 1
+    assert r.reid_mean == pytest.approx((1 / 3 + 3 * 0.5 + 3 * 1) / 7)  # = 29/42
+    assert r.reid_median == 0.5 and r.reid_max == 1.0 and r.reid_min == pytest.approx(1 / 3)
+    assert r.reid_q1 == 0.5 and r.reid_q3 == 1.0  # linear quantiles at positions 1.5 and 4.5 of the sorted list
+    # highest association per query: x -> s=1 for 2 of 3 (2/3); y -> 1; u -> 1/2; v -> 1; (x,u) -> 1/2;
+    # (x,v) -> 1; (y,v) -> 1  => mean (2/3 + 1/2 + 1/2 + 4) / 7 = 17/21, max 1
+    assert r.association_mean == pytest.approx(17 / 21) and r.association_max == 1.0
+    assert r.association.shape == (7, 2)
+    np.testing.assert_allclose(r.association.sum(axis=1), 1.0)
+    queries = generate_random_queries(_query_table(), ["a", "b"], n=200, seed=3)
+    assert sorted(map(lambda d: tuple(sorted(d.items())), queries.as_records())) == sorted(
+        [
+            (("a", "x"),),
+            (("a", "y"),),
+            (("b", "u"),),
+            (("b", "v"),),
+            (("a", "x"), ("b", "u")),
+            (("a", "x"), ("b", "v")),
+            (("a", "y"), ("b", "v")),
+        ]
+    )
+
+
+def test_same_queries_on_a_release_and_explicit_queries():
+    queries = RandomQueries.from_records(["a", "b"], [{"a": "x"}, {"a": "x", "b": "u"}, {"b": "v"}, {"a": "z"}])
+    release = _query_table().assign(b="*")  # b suppressed: queries knowing b match nobody
+    r = evaluate_queries(release, queries, "s")
+    # a=x matches 3 rows (reid 1/3; s: 1,2,1 -> 2/3); (x,u) and b=v match nothing; a=z matches nothing
+    assert (r.queries, r.matched_queries, r.unmatched_queries) == (4, 1, 3)
+    assert r.reid_mean == pytest.approx(1 / 3) and r.association_max == pytest.approx(2 / 3)
+    assert r.matched.tolist() == [True, False, False, False]
+    on_original = evaluate_queries(_query_table(), queries)
+    # a=x: 1/3, (x,u): 1/2, b=v: 1/2, a=z: unmatched; no sensitive attribute -> no association
+    np.testing.assert_allclose(on_original.reid_probabilities, [1 / 3, 0.5, 0.5])
+    assert on_original.association_mean is None and on_original.sensitive is None
+    nothing = evaluate_queries(release, RandomQueries.from_records(["a", "b"], [{"b": "u"}]), "s")
+    assert nothing.matched_queries == 0 and math.isnan(nothing.reid_mean) and math.isnan(nothing.association_max)
+
+
+def test_missing_values_and_numbers_are_matchable_values():
+    frame = pd.DataFrame({"a": [1.0, np.nan, np.nan, 2.0], "b": [1, 1, 2, 2]})
+    queries = RandomQueries.from_records(["a", "b"], [{"a": np.nan}, {"a": 1.0, "b": 1}, {"b": 2}])
+    r = evaluate_queries(frame, queries)
+    np.testing.assert_allclose(r.reid_probabilities, [0.5, 1.0, 0.5])
+
+
+def test_query_cap_and_stopping_rule():
+    frame = _query_table()
+    capped = generate_random_queries(frame, ["a", "b"], n=200, seed=0, max_queries=3)
+    assert len(capped) == 3
+    # n = 1: stops at the first draw that does not grow the list
+    short = generate_random_queries(frame, ["a", "b"], n=1, seed=0)
+    assert 1 <= len(short) <= 7 and short.draws == len(short) + 1
+
+
+_attack_frames = st.integers(1, 60).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(0, 4), min_size=n, max_size=n),
+        st.lists(st.sampled_from(["p", "q", "r"]), min_size=n, max_size=n),
+        st.lists(st.integers(0, 9), min_size=n, max_size=n),
+        st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=n, max_size=n),
+    )
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_attack_frames, st.integers(0, 1000), st.integers(1, 30))
+def test_random_query_properties(cols, seed, n):
+    frame = pd.DataFrame({"a": cols[0], "b": cols[1], "c": cols[2], "s": cols[3]})
+    qi = ["a", "b", "c"]
+    r1 = random_query_attack(frame, qi, "s", n=n, seed=seed, max_queries=500)
+    r2 = random_query_attack(frame, qi, "s", n=n, seed=seed, max_queries=500)
+    assert repr(r1) == repr(r2)  # same seed, same result (repr: NaN statistics when no query survives)
+    np.testing.assert_array_equal(r1.reid_probabilities, r2.reid_probabilities)
+    q1 = generate_random_queries(frame, qi, n=n, seed=seed, max_queries=500)
+    assert q1.as_records() == generate_random_queries(frame, qi, n=n, seed=seed, max_queries=500).as_records()
+    records = q1.as_records()
+    assert len({tuple(sorted(d.items())) for d in records}) == len(records) == r1.queries <= 500  # distinct
+    assert r1.unmatched_queries == 0
+    p = r1.reid_probabilities
+    assert np.all((p > 0) & (p <= 1))
+    # each probability is 1 / (records matching the query), checked against pandas
+    for query, prob in zip(records[:20], p[:20]):
+        mask = np.logical_and.reduce([frame[col] == val for col, val in query.items()])
+        assert prob == pytest.approx(1 / mask.sum())
+    np.testing.assert_allclose(r1.association.sum(axis=1), 1.0)
+    if r1.queries:
+        assert r1.reid_min <= r1.reid_q1 <= r1.reid_median <= r1.reid_q3 <= r1.reid_max <= 1
+        assert 0 < r1.association_mean <= r1.association_max <= 1
+
+
+def test_random_query_bad_inputs():
+    frame = _query_table()
+    with pytest.raises(ValueError, match="n must be >= 1"):
+        random_query_attack(frame, ["a"], n=0)
+    with pytest.raises(ValueError, match="max_queries"):
+        generate_random_queries(frame, ["a"], max_queries=0)
+    with pytest.raises(ValueError, match="'zzz'"):
+        random_query_attack(frame, ["a", "zzz"])
+    with pytest.raises(ValueError, match="sensitive column 'nope'"):
+        random_query_attack(frame, ["a"], "nope")
+    with pytest.raises(ValueError, match="also a quasi-identifier"):
+        random_query_attack(frame, ["a", "s"], "s")
+    with pytest.raises(ValueError, match="at least one"):
+        generate_random_queries(frame, [])
+    with pytest.raises(ValueError, match="empty"):
+        random_query_attack(frame.iloc[:0], ["a"])
+    with pytest.raises(ValueError, match="'b'"):
+        evaluate_queries(frame[["a", "s"]], RandomQueries.from_records(["a", "b"], [{"b": SECRET}]))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# VD, RP, RK, CP, CK (paper 004)
+# ----------------------------------------------------------------------------------------------------------------
+
+
+def test_matrix_distortion_by_hand():
+    a = np.array([[1.0, 10.0], [2.0, 20.0], [3.0, 30.0]])
+    ma = np.array([[100.0, 30.0], [300.0, 20.0], [200.0, 10.0]])
+    d = matrix_distortion(a, ma)
+    # A - MA = [[-99,-20],[-298,0],[-197,20]]: squares 9801+400+88804+0+38809+400 = 138214; ||A||^2 = 1414
+    assert d.vd == pytest.approx(math.sqrt(138214 / 1414))
+    # ranks: A col0 1,2,3 vs MA col0 1,3,2 -> |diff| 0,1,1; A col1 1,2,3 vs MA col1 3,2,1 -> 2,0,2
+    assert d.rp == pytest.approx((0 + 1 + 1 + 2 + 0 + 2) / 6)  # = 1
+    assert d.rk == pytest.approx(2 / 6)  # (row0,col0) and (row1,col1) keep their rank
+    # column means: A (2, 20) -> ranks 1,2; MA (200, 20) -> ranks 2,1 -> CP = (1+1)/2, CK = 0
+    assert d.cp == 1.0 and d.ck == 0.0
+
+
+def test_matrix_distortion_ties_are_ordinal_by_row_order():
+    a = np.array([[5.0], [5.0], [7.0]])
+    # A ranks (stable): 1,2,3. MA = [7,5,5]: stable order rows 1,2,0 -> ranks 3,1,2 -> |diff| 2,1,1
+    d = matrix_distortion(a, np.array([[7.0], [5.0], [5.0]]))
+    assert d.rp == pytest.approx(4 / 3) and d.rk == 0.0
+    assert d.cp == 0.0 and d.ck == 1.0  # a single attribute always keeps rank 1
+    same = matrix_distortion(a, a.copy())
+    assert same.rk == 1.0 and same.rp == 0.0
+
+
+_matrices = st.tuples(st.integers(1, 25), st.integers(1, 6), st.integers(0, 2**31 - 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_matrices, st.booleans())
+def test_matrix_distortion_properties(shape, integers):
+    n, m, seed = shape
+    rng = np.random.default_rng(seed)
+    a = rng.integers(-3, 4, size=(n, m)).astype(float) if integers else rng.normal(size=(n, m))
+    if not a.any():
+        a[0, 0] = 1.0
+    ma = a + rng.normal(scale=0.5, size=(n, m))
+    same = matrix_distortion(a, a.copy())
+    assert same.vd == 0.0 and same.rk == 1.0 and same.rp == 0.0 and same.cp == 0.0 and same.ck == 1.0
+    d = matrix_distortion(a, ma)
+    assert d.vd >= 0 and 0 <= d.rp <= n - 1 and 0 <= d.rk <= 1 and 0 <= d.cp <= m - 1 and 0 <= d.ck <= 1
+    if not ma.any():
+        return
+    back = matrix_distortion(ma, a)  # rank measures are symmetric in A and MA
+    assert (back.rp, back.rk, back.cp, back.ck) == pytest.approx((d.rp, d.rk, d.cp, d.ck))
+    # scaling both by a positive constant changes nothing but keeps VD, since VD is a ratio
+    scaled = matrix_distortion(3 * a, 3 * ma)
+    assert scaled.vd == pytest.approx(d.vd) and scaled.rk == d.rk
+
+
+def test_matrix_distortion_bad_inputs():
+    a = np.ones((3, 2))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        matrix_distortion(a, np.ones((2, 2)))
+    with pytest.raises(ValueError, match="original is empty"):
+        matrix_distortion(np.ones((0, 2)), np.ones((0, 2)))
+    with pytest.raises(ValueError, match="modified must be a 2-D"):
+        matrix_distortion(a, np.ones(6))
+    with pytest.raises(ValueError, match="all zeros"):
+        matrix_distortion(np.zeros((3, 2)), a)
+    with pytest.raises(ValueError, match="modified holds missing"):
+        matrix_distortion(a, np.full((3, 2), np.inf))
