@@ -227,3 +227,33 @@ def test_tune_command_writes_trace_and_plot_and_publishes_nothing(workspace):
     assert workspace.under_root() == []
     bad = ppdp("tune", workspace.spec(), "--strategy", "guess")
     assert bad.exit_code == 2 and "--strategy" in bad.output
+
+
+def test_every_privacy_gate_is_measured_and_a_failed_one_rejects(workspace):
+    columns = {"person_id": "identifier", "income": "class", "occupation": "sensitive",
+               "education": {"role": "quasi_identifier", "order": ["Preschool", "Primary", "Some-HS", "HS-grad",
+                                                                    "Some-college", "Assoc", "Bachelors", "Masters",
+                                                                    "Doctorate"]}}
+    ok = workspace.spec("ok.yaml", columns=columns, privacy={"k": 10, "l": 2, "t": 0.99, "max_prosecutor_risk": 0.1,
+                                                             "max_records_at_risk": 0.0})
+    assert ppdp("run", ok).exit_code == 0
+    [folder] = published_folders(workspace.root)
+    manifest = load_manifest(folder)
+    p = manifest.privacy
+    assert p.sensitive_attributes == ["occupation"] and p.model == "synthetic_groups"
+    assert p.measures.k_anonymity == p.k >= 10 and p.measures.l_diversity >= 2
+    assert p.risk.prosecutor_max == 1 / p.k and p.synthetic.linkage_risk == p.linkage_risk
+    assert p.synthetic.dcr_quantiles and p.perturbation is not None and p.attacker is not None
+    assert [g.name for g in p.gates] == ["k", "l", "t", "max_prosecutor_risk", "max_records_at_risk"]
+    checks = {c.expectation: c for c in manifest.output_checks}
+    assert checks["expect_quasi_identifiers_to_be_k_anonymous"].success
+    assert checks["expect_quasi_identifiers_to_be_k_anonymous"].observed == p.k
+    assert checks["expect_columns_to_be_absent"].success  # direct identifiers dropped
+    assert checks["expect_equivalence_classes_to_be_l_diverse"].success
+
+    strict = workspace.spec("strict.yaml", columns=columns, privacy={"k": 10, "l": 100, "delta": 0.001})
+    result = ppdp("run", strict)
+    assert result.exit_code == 3 and "l:" in result.output and "delta" in result.output
+    assert len(published_folders(workspace.root)) == 1
+    entry = audit.list_entries(workspace.root)[-1]
+    assert entry.status == "rejected" and "l:" in entry.reason and "group #" in entry.reason

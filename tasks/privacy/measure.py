@@ -269,10 +269,11 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
 
     gates: list[GateResult] = []
 
-    def gate(name: str, threshold: float | None, value: float | None, at_least: bool, worst: str | None) -> None:
+    def gate(name: str, threshold: float | None, value: float | None, at_least: bool, worst: str | None,
+             tolerance: float = 0.0) -> None:
         if threshold is None:
             return
-        ok = value is not None and (value >= threshold if at_least else value <= threshold)
+        ok = value is not None and (value >= threshold - tolerance if at_least else value <= threshold + tolerance)
         gates.append(GateResult(name=name, threshold=float(threshold), value=value, passed=bool(ok),
                                 worst=worst if value is not None else "cannot be computed for this table"))
 
@@ -284,8 +285,9 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
         if thresholds.l is not None:
             if thresholds.l_variant == "distinct":
                 gate("l", thresholds.l, m.l_diversity, True, where("l_diversity"))
-            elif thresholds.l_variant == "entropy":
-                gate("l (entropy)", thresholds.l, m.entropy_l_value, True, where("entropy_l_diversity_value"))
+            elif thresholds.l_variant == "entropy":  # exp(entropy) of a balanced class of l values is l - 2e-16
+                gate("l (entropy)", thresholds.l, m.entropy_l_value, True, where("entropy_l_diversity_value"),
+                     tolerance=1e-9)
             else:
                 rec = report._recursive
                 ratio = None if rec is None else rec[0]
