@@ -173,12 +173,16 @@ class TableEncoder:
         return self.fit(frame).transform(frame)
 
     def inverse_transform(self, matrix: np.ndarray, index: pd.Index | None = None) -> pd.DataFrame:
-        data: dict[str, object] = {}
+        return pd.DataFrame(self.inverse_columns(matrix), index=index)
+
+    def inverse_columns(self, matrix: np.ndarray) -> dict[str, np.ndarray]:
+        """Decoded columns as arrays (see the module docstring), without building a frame."""
+        data: dict[str, np.ndarray] = {}
         for code in self.codes_:
             block = matrix[:, code.start : code.start + code.width]
             if code.kind is ColumnKind.nominal:
                 if not code.categories:
-                    data[code.name] = pd.Series([None] * len(matrix), dtype=object)
+                    data[code.name] = np.full(len(matrix), None, dtype=object)
                     continue
                 picks = np.argmax(block, axis=1)
                 values = np.array(code.categories, dtype=object)[picks]
@@ -192,7 +196,7 @@ class TableEncoder:
                 else:
                     raw = np.clip(raw, code.lo, code.hi)
                     data[code.name] = np.rint(raw).astype(np.int64) if code.integer else raw
-        return pd.DataFrame(data, index=index)
+        return data
 
     def blocks(self) -> dict[str, slice]:
         """Column name -> its slice of the encoded matrix."""

@@ -3,8 +3,8 @@ tables), plus hierarchical t-closeness against a linear-programming EMD, index i
 deviations from pyCANON (checked by hand) and bad input.
 
 pyCANON is slow (one Python loop per class; its full report on raw Adult with 7 quasi-identifiers takes
-about a minute on a 2-core machine), so its values are computed once per module, and on raw Adult only k and
-l use all 7 quasi-identifiers: the other models use 3 (age, race, sex: 528 classes).
+about a minute on a 2-core machine), so its values are computed once per module. Raw Adult is checked with
+all 7 quasi-identifiers (every model) and with 3 (age, race, sex: 528 classes, where classes are large).
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def adult_generalized(adult) -> pd.DataFrame:
 
 SCENARIOS = {
     # name: (frame fixture, quasi-identifiers, sensitive attributes, gen, models)
-    "raw_qi7": ("adult", QI7, ["salary-class"], True, ["k_anonymity", "l_diversity"]),
+    "raw_qi7": ("adult", QI7, ["salary-class"], True, PYCANON_NAMES),  # the issue's setting; pyCANON ~1 min
     "raw_qi3": ("adult", QI3, ["salary-class"], True, PYCANON_NAMES),
     "raw_numeric_sa": ("adult", ["sex", "race"], ["age", "salary-class"], True, PYCANON_NAMES),
     "raw_gen_false": ("adult", ["sex", "race"], ["salary-class", "workclass"], False, PYCANON_NAMES),

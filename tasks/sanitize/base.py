@@ -84,7 +84,8 @@ class Sanitizer(ABC):
         source = frame.reset_index(drop=True)
         released, groups, source_groups = self._sanitize(source, roles)
         order = np.random.default_rng([self.seed, 0x5EED]).permutation(len(released))
-        out = released.iloc[order].reset_index(drop=True)
+        out = released.take(order).reset_index(drop=True)
+        del released
         return SanitizedTable(
             frame=out,
             groups=np.asarray(groups)[order],

@@ -52,7 +52,12 @@ from tasks.sanitize.base import Sanitizer
 
 Variant = Literal["original", "modified", "class_wise"]
 _KD_MAX_DIMS = 16  # above this, a k-d tree is no faster than brute force
-_BATCH_BYTES = 64 * 2**20  # memory for one batch of per-group covariance work
+_BATCH_MAX = 64 * 2**20  # memory for one batch of vectorized work ...
+
+
+def _batch_bytes(x: np.ndarray) -> int:
+    """... at most 1/8 of the data's own size (2 to 64 MiB), so temporaries stay small beside the data."""
+    return int(min(_BATCH_MAX, max(2 * 2**20, x.nbytes // 8)))
 
 
 # -- group size ------------------------------------------------------------------------------------
@@ -161,12 +166,11 @@ def _assign_near(x: np.ndarray, centres: np.ndarray, labels: np.ndarray, neighbo
     csq = np.einsum("ij,ij->i", c32, c32)
     x32 = x.astype(np.float32) if x32 is None else x32
     xsq = np.einsum("ij,ij->i", x32, x32)
-    cand = neighbours[labels]  # (n, m)
     new = np.empty(n, dtype=np.int64)
     best = np.empty(n)
-    step = max(1, int(_BATCH_BYTES // (4 * m * (d + 2))))
+    step = max(1, int(_batch_bytes(x) // (4 * m * (d + 4))))
     for s in range(0, n, step):
-        c = cand[s : s + step]
+        c = neighbours[labels[s : s + step]]  # (B, m) candidate centres
         d2 = csq[c] - 2.0 * np.einsum("bd,bmd->bm", x32[s : s + step], c32[c])
         j = np.argmin(d2, axis=1)
         rows = np.arange(len(c))
@@ -192,7 +196,7 @@ def _assign(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     c2 = np.einsum("ij,ij->i", centres, centres)
     idx = np.empty(n, dtype=np.int64)
     best = np.empty(n)
-    step = max(1, int(_BATCH_BYTES // (8 * max(len(centres), 1))))
+    step = max(1, int(_batch_bytes(x) // (8 * max(len(centres), 1))))
     for s in range(0, n, step):
         block = x[s : s + step]
         d2 = c2[None, :] - 2.0 * block @ centres.T
@@ -215,7 +219,7 @@ def _nearest(x: np.ndarray, points: np.ndarray, m: int, tree: cKDTree | None, sq
         _, idx = tree.query(points, k=m)
         return np.asarray(idx).reshape(len(points), m)
     out = np.empty((len(points), m), dtype=np.int64)
-    step = max(1, int(_BATCH_BYTES // (8 * max(len(x), 1))))
+    step = max(1, int(max(_batch_bytes(x), 8 * len(x)) // (8 * max(len(x), 1))))
     for s in range(0, len(points), step):
         block = points[s : s + step]
         d2 = sq[:, None] - 2.0 * (x @ block.T)  # (n, B); the points' own norms do not change the order
@@ -394,23 +398,26 @@ def original_groups(x: np.ndarray, k: int, seed: int) -> np.ndarray:
 
 # -- synthesis -------------------------------------------------------------------------------------
 def synthesize(
-    x: np.ndarray, groups: np.ndarray, rng: np.random.Generator, distribution: str = "uniform"
+    x: np.ndarray, groups: np.ndarray, rng: np.random.Generator, distribution: str = "uniform",
+    inplace: bool = False,
 ) -> np.ndarray:
     """Replace each group's rows by as many synthetic rows with the group's mean and covariance.
 
     Row i of the result is a synthetic record of group ``groups[i]``. Groups of equal size are processed
-    together (batched covariance and eigen-decomposition); no Python loop over records.
+    together (batched covariance and eigen-decomposition); no Python loop over records. ``inplace=True``
+    overwrites ``x`` (a float64 array) instead of allocating the result: each batch is read before it is
+    written, and batches never share rows.
     """
     x = np.asarray(x, dtype=np.float64)
     n, d = x.shape
-    out = np.empty_like(x)
+    out = x if inplace else np.empty_like(x)
     if n == 0:
         return out
     order = np.argsort(groups, kind="stable")
     ids, starts, counts = np.unique(groups[order], return_index=True, return_counts=True)
     for size in np.unique(counts):
         which = np.flatnonzero(counts == size)
-        per_group = max(1, int(_BATCH_BYTES // (8 * (size * d * 3 + d * d * 2))))
+        per_group = max(1, int(_batch_bytes(x) // (8 * (size * d * 3 + d * d * 2))))
         for b in range(0, len(which), per_group):
             sel = which[b : b + per_group]
             rows = order[starts[sel][:, None] + np.arange(size)[None, :]]  # (G, size)
@@ -526,9 +533,9 @@ class Condensation(Sanitizer):
                 g = modified_groups(x[idx], k, int(class_seeds[c]), self.kmeans_max_iter)
                 groups[idx] = g + offset
                 offset += int(g.max()) + 1
-            synth = synthesize(x, groups, rng, self.distribution)
-            out = encoder.inverse_transform(synth)
-            out[cls] = labels.to_numpy()
+            synthesize(x, groups, rng, self.distribution, inplace=True)
+            columns = encoder.inverse_columns(x)
+            columns[cls] = labels.to_numpy()
         else:
             k = int(self.k)  # type: ignore[arg-type]
             if n < k:
@@ -543,20 +550,26 @@ class Condensation(Sanitizer):
                 groups = modified_groups(space, k, int(rng.integers(0, 2**31 - 1)), self.kmeans_max_iter)
             else:
                 groups = original_groups(space, k, int(rng.integers(0, 2**31 - 1)))
+            width = x.shape[1]
             full = x if onehot is None else np.hstack([x, onehot])
-            synth = synthesize(full, groups, rng, self.distribution)
-            out = encoder.inverse_transform(synth[:, : x.shape[1]])
+            del x, space
+            synthesize(full, groups, rng, self.distribution, inplace=True)
+            columns = encoder.inverse_columns(full[:, :width])
             if cls_enc is not None:
-                out[cls] = cls_enc.inverse_transform(synth[:, x.shape[1] :])[cls].to_numpy()
+                columns[cls] = cls_enc.inverse_columns(full[:, width:])[cls]
+        x = full = None  # free the encoded matrix before the frame is built
+        data = {}
+        for name in frame.columns:  # input column order; pseudonymized identifiers travel with their record
+            values = columns.pop(name) if name in columns else frame[name].to_numpy()
+            data[name] = _as_dtype(values, frame[name].dtype)
+        return pd.DataFrame(data, copy=False), groups, groups
 
-        for name in frame.columns:  # pseudonymized identifiers travel with their record
-            if name not in out.columns:
-                out[name] = frame[name].to_numpy()
-        out = out[list(frame.columns)]
-        for name in frame.columns:  # decoded columns take the input's dtype back where values allow
-            if out[name].dtype != frame[name].dtype:
-                try:
-                    out[name] = out[name].astype(frame[name].dtype)
-                except (TypeError, ValueError):
-                    pass
-        return out, groups, groups
+
+def _as_dtype(values: np.ndarray, dtype) -> object:
+    """Decoded values in the input column's dtype where they fit it (else as they are)."""
+    if values.dtype == dtype:
+        return values
+    try:
+        return pd.array(values, dtype=dtype)
+    except (TypeError, ValueError):
+        return values
