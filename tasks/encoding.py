@@ -3,7 +3,8 @@
 The numeric methods (condensation, the utility classifiers, distance-based linkage) work on numbers. Each
 column is encoded by its kind:
 
-* numeric: missing values imputed by the column median, then standardized (z-score);
+* numeric (dates too, as nanoseconds since the epoch): missing values imputed by the column median, then
+  standardized (z-score);
 * ordinal: the category's rank in the declared order (or the sorted distinct values), missing imputed by the
   median rank, then standardized like a number;
 * nominal: one-hot, one indicator per category seen in fitting, a missing value being a category of its own;
@@ -43,6 +44,28 @@ class _ColumnCode:
     integer: bool = False
     fill: float = 0.0
     categories: list = field(default_factory=list)
+    datetime: bool = False
+    step: float = 1.0  # integers and dates are rounded to multiples of this (dates: whole days, seconds, ...)
+
+
+_DAY_NS, _SECOND_NS = 86_400e9, 1e9
+
+
+def _resolution(ns: np.ndarray) -> float:
+    """The coarsest of day / second / nanosecond in which every date of the column is whole."""
+    for step in (_DAY_NS, _SECOND_NS):
+        if ns.size and bool(np.all(np.mod(ns, step) == 0)):
+            return step
+    return 1.0
+
+
+def _numbers(series: pd.Series) -> np.ndarray:
+    """A numeric or date column as floats (dates: nanoseconds since the epoch); missing -> NaN."""
+    if pd.api.types.is_datetime64_any_dtype(series):
+        stamps = series.dt.tz_localize(None) if getattr(series.dt, "tz", None) is not None else series
+        ns = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(float)
+        return np.where(stamps.isna().to_numpy(), np.nan, ns)
+    return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
 
 
 def _sort_key(value: object) -> tuple:
@@ -100,7 +123,7 @@ class TableEncoder:
                     values = self._ranks(series, cats)
                 else:
                     cats = []
-                    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+                    values = _numbers(series)
                 finite = values[~np.isnan(values)]
                 fill = float(np.median(finite)) if finite.size else 0.0
                 filled = np.where(np.isnan(values), fill, values)
@@ -120,8 +143,10 @@ class TableEncoder:
                     lo=float(finite.min()) if finite.size else 0.0,
                     hi=float(finite.max()) if finite.size else 0.0,
                     integer=integer,
+                    step=_resolution(finite) if pd.api.types.is_datetime64_any_dtype(series) else 1.0,
                     fill=fill,
                     categories=cats,
+                    datetime=pd.api.types.is_datetime64_any_dtype(series),
                 )
             codes.append(code)
             start += code.width
@@ -164,7 +189,7 @@ class TableEncoder:
                 if code.kind is ColumnKind.ordinal:
                     values = self._ranks(series, code.categories)
                 else:
-                    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+                    values = _numbers(series)
                 values = np.where(np.isnan(values), code.fill, values)
                 out[:, code.start] = (values - code.center) * code.scale
         return out
@@ -195,7 +220,11 @@ class TableEncoder:
                     data[code.name] = np.array(code.categories, dtype=object)[ranks]
                 else:
                     raw = np.clip(raw, code.lo, code.hi)
-                    data[code.name] = np.rint(raw).astype(np.int64) if code.integer else raw
+                    if code.datetime:
+                        data[code.name] = (np.rint(raw / code.step) * code.step).astype(np.int64).astype(
+                            "datetime64[ns]")
+                    else:
+                        data[code.name] = np.rint(raw).astype(np.int64) if code.integer else raw
         return data
 
     def blocks(self) -> dict[str, slice]:

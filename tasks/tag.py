@@ -108,20 +108,31 @@ def value_rule(series: pd.Series, near_unique_ratio: float) -> tuple[Role, str] 
 
 
 _CODE_LABELS = {"zip code", "postcode"}
+MAX_ONE_HOT = 100  # a nominal column with more categories is encoded by sorted rank instead of one-hot
 
 
 def infer_kind(series: pd.Series, role: Role, name_reason: str | None = None) -> ColumnKind:
     """Nominal for labels, identifiers, booleans, text and postal codes (numbers that are codes); numeric for
-    other number columns."""
+    other number columns and for dates; ordinal (sorted rank) for a text column with more than 100 categories,
+    whose one-hot encoding would dominate every distance."""
     if role in (Role.class_, Role.identifier):
         return ColumnKind.nominal
-    if name_reason is not None and any(f"({label})" in name_reason for label in _CODE_LABELS):
-        return ColumnKind.nominal
+    if pd.api.types.is_datetime64_any_dtype(series):
+        return ColumnKind.numeric
     if pd.api.types.is_bool_dtype(series):
         return ColumnKind.nominal
-    if pd.api.types.is_numeric_dtype(series):
+    is_code = name_reason is not None and any(f"({label})" in name_reason for label in _CODE_LABELS)
+    if pd.api.types.is_numeric_dtype(series) and not is_code:
         return ColumnKind.numeric
+    if series.nunique(dropna=True) > MAX_ONE_HOT:
+        return ColumnKind.ordinal
     return ColumnKind.nominal
+
+
+def _kind_note(kind: ColumnKind, series: pd.Series, declared: bool) -> str:
+    if kind is ColumnKind.ordinal and not declared and not pd.api.types.is_numeric_dtype(series):
+        return f"; {series.nunique(dropna=True)} categories: encoded by sorted rank, not one-hot"
+    return ""
 
 
 def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
@@ -129,14 +140,15 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
     declared = spec.declared()
     tags: dict[str, ColumnTag] = {}
     for name, col in declared.items():
-        kind = col.kind or infer_kind(frame[name], col.role)
+        kind = col.kind or infer_kind(frame[name], col.role, (name_rule(name) or (None, None))[1])
         if col.role is Role.class_:
             kind = ColumnKind.nominal
-        if kind is ColumnKind.numeric and not pd.api.types.is_numeric_dtype(frame[name]):
+        series = frame[name]
+        if kind is ColumnKind.numeric and not (pd.api.types.is_numeric_dtype(series)
+                                               or pd.api.types.is_datetime64_any_dtype(series)):
             raise SpecError(f"spec columns.{name}: declared numeric but the column is not numbers")
-        tags[name] = ColumnTag(
-            name=name, role=col.role, kind=kind, source="declared", reason="declared in spec", order=col.order
-        )
+        reason = "declared in spec" + ("" if col.kind else _kind_note(kind, series, False))
+        tags[name] = ColumnTag(name=name, role=col.role, kind=kind, source="declared", reason=reason, order=col.order)
 
     undeclared = [c for c in frame.columns if c not in declared]
     pending: list[str] = []
@@ -146,8 +158,9 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
             pending.append(name)
             continue
         role, reason = rule
-        tags[name] = ColumnTag(name=name, role=role, kind=infer_kind(frame[name], role, reason), source="auto",
-                               reason=reason)
+        kind = infer_kind(frame[name], role, reason)
+        tags[name] = ColumnTag(name=name, role=role, kind=kind, source="auto",
+                               reason=reason + _kind_note(kind, frame[name], False))
 
     qis = [n for n, t in tags.items() if t.role is Role.quasi_identifier]
     base = unique_share(frame, qis) if spec.tagging.auto else 0.0
@@ -166,7 +179,9 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
                     f"re-identification contribution: sample uniques rise from {base:.1%} to {with_col:.1%} "
                     "when added to the quasi-identifiers"
                 )
-        tags[name] = ColumnTag(name=name, role=role, kind=infer_kind(series, role), source="auto", reason=reason)
+        kind = infer_kind(series, role)
+        tags[name] = ColumnTag(name=name, role=role, kind=kind, source="auto", reason=reason + _kind_note(kind, series,
+                                                                                                        False))
 
     return Roles(columns=[tags[c] for c in frame.columns])
 

@@ -191,3 +191,21 @@ def test_kmeans_uses_every_cluster():
     x = np.random.default_rng(0).normal(size=(500, 3))
     labels = kmeans_labels(x, 40, seed=1)
     assert len(np.unique(labels)) == 40
+
+
+def test_dates_are_synthesized_as_numbers_and_stay_whole_days():
+    rng = np.random.default_rng(3)
+    n = 200
+    frame = pd.DataFrame({
+        "birth": pd.to_datetime("1950-01-01") + pd.to_timedelta(rng.integers(0, 20000, n), unit="D"),
+        "label": rng.choice(["a", "b"], n),
+    })
+    roles = Roles(columns=[
+        ColumnTag(name="birth", role=Role.quasi_identifier, kind=ColumnKind.numeric, source="auto", reason="t"),
+        ColumnTag(name="label", role=Role.class_, kind=ColumnKind.nominal, source="declared", reason="t"),
+    ])
+    out = Condensation(k=10, seed=0).sanitize(frame, roles).frame
+    assert pd.api.types.is_datetime64_any_dtype(out["birth"])
+    assert (out["birth"] == out["birth"].dt.normalize()).all()
+    assert out["birth"].between(frame["birth"].min(), frame["birth"].max()).all()
+    assert out["birth"].nunique() > 20  # synthesized, not copied from a few records

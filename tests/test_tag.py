@@ -111,3 +111,14 @@ def test_identifiers_dropped_or_pseudonymized(workspace):
     assert not (other["ssn"] == pseudo["ssn"]).any()
     with pytest.raises(SpecError, match="PPDP_PSEUDONYM_KEY"):
         protect_identifiers(frame, roles, IdentifierPolicy(action="pseudonymize"), None)
+
+
+def test_kinds_of_dates_codes_and_many_categories():
+    from tasks.tag import MAX_ONE_HOT, infer_kind
+
+    n = 500
+    assert infer_kind(pd.Series(pd.date_range("2000-01-01", periods=n)), Role.quasi_identifier).value == "numeric"
+    assert infer_kind(pd.Series([f"{i % 300:05d}" for i in range(n)]), Role.quasi_identifier).value == "ordinal"
+    assert infer_kind(pd.Series([f"c{i % MAX_ONE_HOT}" for i in range(n)]), Role.other).value == "nominal"
+    assert infer_kind(pd.Series(range(n)), Role.quasi_identifier, "name matches ... (zip code)").value == "ordinal"
+    assert infer_kind(pd.Series([i % 7 for i in range(n)]), Role.quasi_identifier, "(zip code)").value == "nominal"
