@@ -43,8 +43,9 @@ from tasks import audit, ingest, publish, tag, tune, utility
 from tasks import spec as spec_io
 from tasks.errors import PpdpError, ReleaseRejected
 from tasks.plots import tuning_plot_png
+from tasks.privacy.measure import describe_failed
 from tasks.privacy.validate import privacy_checks
-from tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer
+from tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer, run_with_record
 
 STEPS = 8
 
@@ -87,7 +88,7 @@ def evaluate_step(sanitizer: Sanitizer, k: int, train: pd.DataFrame, test: pd.Da
 
 @task(name="sanitize", cache_policy=NO_CACHE, persist_result=False)
 def sanitize_step(sanitizer: Sanitizer, train: pd.DataFrame, roles: Roles) -> tuple[SanitizedTable, MethodRecord]:
-    return run_sanitizer(sanitizer, train, roles)
+    return run_with_record(sanitizer, train, roles)
 
 
 @task(name="validate-privacy", cache_policy=NO_CACHE, persist_result=False)
@@ -113,22 +114,6 @@ def publish_step(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, byte
 
 
 # -- plain helpers the steps call (no Prefect inside) ------------------------------------------------------
-def run_sanitizer(sanitizer: Sanitizer, train: pd.DataFrame, roles: Roles) -> tuple[SanitizedTable, MethodRecord]:
-    import time
-
-    started = time.perf_counter()
-    release = sanitizer.sanitize(train, roles)
-    params = {k: v for k, v in sanitizer.get_params().items()}
-    return release, MethodRecord(
-        name=sanitizer.name,
-        variant=params.pop("variant", None),
-        params=params,
-        release_kind=release.release_kind,
-        groups=int(release.group_sizes.size),
-        seconds=time.perf_counter() - started,
-    )
-
-
 def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
     """The HMAC key for pseudonyms: a Prefect Secret block if named, else the environment variable."""
     if policy.action != "pseudonymize":
@@ -144,14 +129,6 @@ def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
             pass
     value = os.environ.get(policy.key_env)
     return value.encode("utf-8") if value else None
-
-
-def _gate_summary(failed: list) -> str:
-    return "; ".join(
-        f"{g.name}: {'not computable' if g.value is None else format(g.value, '.4g')} vs threshold {g.threshold:g}"
-        + (f" ({g.worst})" if g.worst else "")
-        for g in failed
-    )
 
 
 @dataclass(frozen=True)
@@ -222,12 +199,12 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         logger.info("[6/%d] privacy: k=%d, linkage risk %s", STEPS, privacy.k,
                     "n/a" if privacy.linkage_risk is None else f"{privacy.linkage_risk:.3f}")
         if privacy.failed:
-            raise ReleaseRejected(f"privacy gate failed: {_gate_summary(privacy.failed)}",
+            raise ReleaseRejected(f"privacy gate failed: {describe_failed(privacy.failed)}",
                                   [g.name for g in privacy.failed])
         util = utility_step(train, release, test, roles, spec)
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
         if util.failed:
-            raise ReleaseRejected(f"utility gate failed: {_gate_summary(util.failed)}", [g.name for g in util.failed])
+            raise ReleaseRejected(f"utility gate failed: {describe_failed(util.failed)}", [g.name for g in util.failed])
 
         output_checks = output_step(release, roles, spec)
         manifest = Manifest(

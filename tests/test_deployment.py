@@ -29,7 +29,7 @@ def test_triggered_run_executes_the_flow(workspace):
 
     dep = build_deployment(spec_path=workspace.spec(), name="test-release")
     dep.apply()
-    flow_run = run_deployment(f"ppdp-release/test-release", parameters={
+    flow_run = run_deployment("ppdp-release/test-release", parameters={
         "spec_path": str(workspace.spec()), "overrides": ["seed=5"]}, timeout=0)
 
     async def execute():

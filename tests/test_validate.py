@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -154,7 +153,7 @@ def test_custom_expectations_agree_with_pandas(rows, k, l):
 
 
 def test_a_suite_with_an_unknown_expectation_fails_closed():
-    with pytest.raises(Exception):
+    with pytest.raises(RuntimeError, match="1 expectations declared, 0 loaded"):  # GX itself only logs
         validate_frame(pd.DataFrame({"a": [1]}), {"name": "t", "expectations": [
             {"type": "expect_something_nobody_registered", "kwargs": {"column": "a"}}]})
 

@@ -317,6 +317,15 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
     return report.model_copy(update={"gates": gates})
 
 
+def describe_failed(failed: list[GateResult]) -> str:
+    """One line naming each failed gate, its value, threshold and where it is worst (never a data value)."""
+    return "; ".join(
+        f"{g.name}: {'not computable' if g.value is None else format(g.value, '.4g')} vs threshold {g.threshold:g}"
+        + (f" ({g.worst})" if g.worst else "")
+        for g in failed
+    )
+
+
 # -- compatibility helpers used by the tuner ----------------------------------------------------------------
 def numeric_attribute_matrix(frame: pd.DataFrame, roles: Roles, encoder: TableEncoder | None = None
                              ) -> tuple[np.ndarray, TableEncoder]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import time
+
+from schemas.reports import MethodRecord
 from schemas.spec import MethodSpec
 from tasks.sanitize.base import SanitizedTable, Sanitizer
 from tasks.sanitize.condensation import Condensation, approximate_gcd
@@ -24,4 +27,20 @@ def build_sanitizer(method: MethodSpec, *, k: int | None, seed: int, threshold: 
     return cls(**kwargs, seed=seed)
 
 
-__all__ = ["REGISTRY", "Condensation", "SanitizedTable", "Sanitizer", "approximate_gcd", "build_sanitizer"]
+def run_with_record(sanitizer: Sanitizer, frame, roles) -> tuple[SanitizedTable, MethodRecord]:
+    """Sanitize and describe the run: the method as it actually ran (every parameter), groups, seconds."""
+    started = time.perf_counter()
+    release = sanitizer.sanitize(frame, roles)
+    params = dict(sanitizer.get_params())
+    return release, MethodRecord(
+        name=sanitizer.name,
+        variant=params.pop("variant", None),
+        params=params,
+        release_kind=release.release_kind,
+        groups=int(release.group_sizes.size),
+        seconds=time.perf_counter() - started,
+    )
+
+
+__all__ = ["REGISTRY", "Condensation", "SanitizedTable", "Sanitizer", "approximate_gcd", "build_sanitizer",
+           "run_with_record"]
