@@ -131,7 +131,11 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
 
 
 def _worst_class(per_class: dict[str, float], baseline: dict[str, float]) -> str | None:
+    """The class losing most accuracy, by its position among the sorted labels (gate messages reach the audit
+    trail and Prefect's database: no label text there; the manifest's per-class report has the labels)."""
     if not per_class:
         return None
-    label = min(per_class, key=lambda c: per_class[c] - baseline.get(c, 0.0))
-    return f"class '{label}': {per_class[label]:.3f} vs {baseline.get(label, 0.0):.3f} on original rows"
+    labels = sorted(per_class)
+    i = min(range(len(labels)), key=lambda j: per_class[labels[j]] - baseline.get(labels[j], 0.0))
+    label = labels[i]
+    return f"class #{i} of {len(labels)}: {per_class[label]:.3f} vs {baseline.get(label, 0.0):.3f} on original rows"
