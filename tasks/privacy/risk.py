@@ -311,9 +311,10 @@ def closest_record_distances(original: np.ndarray, released: np.ndarray) -> np.n
     -----
     The per-record distances behind DCR (Park et al., "Data Synthesis based on Generative Adversarial
     Networks", PVLDB 11(10), 2018); see :func:`distance_to_closest_record`. Uses
-    :class:`sklearn.neighbors.NearestNeighbors` with a k-d tree (at most 15 columns) or a ball tree
-    (more), both of which compute distances directly rather than through the dot-product expansion, so an
-    exact copy yields a distance of exactly 0.
+    :class:`sklearn.neighbors.NearestNeighbors` with a k-d tree (at most 15 columns) or brute force (more
+    columns: a ball tree took 88 s on 29,305 x 29,305 one-hot-encoded Adult rows, brute force 3 s); the
+    distance to the neighbour found is then recomputed directly (not through the dot-product expansion brute
+    force uses), so an exact copy yields a distance of exactly 0.
     """
     orig = _check_matrix(original, "original")
     rel = _check_matrix(released, "released")
@@ -321,10 +322,11 @@ def closest_record_distances(original: np.ndarray, released: np.ndarray) -> np.n
         raise ValueError(
             f"original and released differ in column count ({orig.shape[1]} vs {rel.shape[1]}): shape mismatch"
         )
-    algorithm = "kd_tree" if orig.shape[1] <= 15 else "ball_tree"
+    algorithm = "kd_tree" if orig.shape[1] <= 15 else "brute"
     nn = NearestNeighbors(n_neighbors=1, algorithm=algorithm).fit(rel)
-    dist, _ = nn.kneighbors(orig, return_distance=True)
-    return dist[:, 0]
+    _, idx = nn.kneighbors(orig, return_distance=True)
+    diff = orig - rel[idx[:, 0]]
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
 
 def distance_to_closest_record(
