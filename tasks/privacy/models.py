@@ -183,7 +183,9 @@ class _Attr:
 def _encode_attr(series: pd.Series, name: str) -> _Attr:
     if pd.api.types.is_numeric_dtype(series):
         kind = "numeric"
-    elif pd.api.types.is_string_dtype(series):
+    elif pd.api.types.is_string_dtype(series) or (
+        series.dtype == object and pd.api.types.infer_dtype(series, skipna=True) in ("string", "empty")
+    ):
         kind = "text"
     else:
         kind = "other"
