@@ -164,3 +164,17 @@ def test_entropy_gate_accepts_a_perfectly_balanced_class():
     report = check_gates(measure_table(frame, ["q"], ["s"], attack_queries=0), thresholds)
     assert report.measures.entropy_l_diversity == 1  # pyCANON truncates exp(ln 2) = 1.9999999999999998
     assert report.passed and report.gates[0].threshold == 2
+
+
+def test_hierarchical_t_closeness_through_the_cli(table, tmp_path):
+    path, _ = table
+    hierarchy = tmp_path / "disease.csv"  # ARX format: value;level1;...;*
+    hierarchy.write_text("flu;respiratory;*\ncold;respiratory;*\nhiv;immune;*\n", encoding="utf-8")
+    flat = json.loads(ppdp("validate", path, "--qi", "zip,age", "--sa", "disease", "--json").output)
+    result = ppdp("validate", path, "--qi", "zip,age", "--sa", "disease", "--hierarchy", f"disease={hierarchy}",
+                  "--t", "0.5", "--json")
+    doc = json.loads(result.output)
+    # distances within 'respiratory' are half the distance across the root: never more than equal-distance EMD
+    assert 0 < doc["hierarchical_t_closeness"] <= flat["t_closeness"]
+    assert doc["gates"][0]["name"] == "t" and doc["gates"][0]["value"] == doc["hierarchical_t_closeness"]
+    assert ppdp("validate", path, "--qi", "zip", "--hierarchy", "nope=x.csv").exit_code == 2
