@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 from expectations import base_suite_path, load_suite_json, validate_frame
 from schemas.reports import ExpectationOutcome, IngestReport
 from schemas.spec import ColumnKind, ReleaseSpec, Role, SourceSpec
+from tasks import tag
 from tasks.errors import InputError
 
 NUMERIC_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
@@ -158,19 +159,6 @@ def numeric_intent(series: pd.Series) -> bool:
     return NUMERIC_INTENT <= share < 1.0
 
 
-def quasi_identifier_candidates(spec: ReleaseSpec, header: list[str]) -> list[str]:
-    """Declared quasi-identifiers and undeclared columns whose names make them quasi-identifiers."""
-    from tasks.tag import name_rule
-
-    declared = spec.declared()
-    out = [n for n, c in declared.items() if c.role is Role.quasi_identifier]
-    if spec.tagging.auto:
-        for name in header:
-            if name not in declared and (rule := name_rule(name)) is not None and rule[0] is Role.quasi_identifier:
-                out.append(name)
-    return out
-
-
 NUMBER_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"]
 
 
@@ -191,7 +179,7 @@ def derived_expectations(spec: ReleaseSpec, frame: pd.DataFrame) -> list[dict]:
     cls = spec.declared_class()
     if cls is not None:
         out.append({"type": "expect_column_values_to_not_be_null", "kwargs": {"column": cls}})
-    qis = quasi_identifier_candidates(spec, list(frame.columns))
+    qis = tag.quasi_identifier_candidates(spec, list(frame.columns))
     for name in qis:
         out.append({"type": "expect_column_values_to_not_be_null", "kwargs": {"column": name, "mostly": 1e-12},
                     "meta": {"ppdp": "quasi-identifier not entirely missing"}})

@@ -125,7 +125,7 @@ def guess_publish_root(path: str | os.PathLike[str], overrides: list[str] | None
 
 def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
     """Rules that need the input's column names: declared columns exist, a quasi-identifier and a class exist."""
-    from tasks.tag import name_rule  # the same name rules the tag step applies
+    from tasks.tag import quasi_identifier_candidates  # the same name rules the tag step applies
 
     where = spec.source.path.name
     present = set(header)
@@ -133,14 +133,7 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
         if name not in present:
             raise SpecError(f"spec columns.{name}: column '{name}' is not in {where}")
     declared = spec.declared()
-    qis = [n for n, c in declared.items() if c.role is Role.quasi_identifier]
-    if spec.tagging.auto:
-        for name in header:
-            if name not in declared:
-                rule = name_rule(name)
-                if rule is not None and rule[0] is Role.quasi_identifier:
-                    qis.append(name)
-    if not qis:
+    if not quasi_identifier_candidates(spec, header):
         raise SpecError(
             f"spec columns: no quasi-identifier among the columns of {where}: declare one (role: quasi_identifier)"
         )

@@ -86,6 +86,18 @@ def name_rule(name: str) -> tuple[Role, str] | None:
     return None
 
 
+def quasi_identifier_candidates(spec: ReleaseSpec, header: list[str]) -> list[str]:
+    """Declared quasi-identifiers and the undeclared columns whose names make them quasi-identifiers (known
+    from the header alone, before any data is read)."""
+    declared = spec.declared()
+    out = [n for n, c in declared.items() if c.role is Role.quasi_identifier]
+    if spec.tagging.auto:
+        for name in header:
+            if name not in declared and (rule := name_rule(name)) is not None and rule[0] is Role.quasi_identifier:
+                out.append(name)
+    return out
+
+
 def value_rule(series: pd.Series, near_unique_ratio: float) -> tuple[Role, str] | None:
     """Direct identifier judged from values: identifier-shaped text, or a near-unique text/integer column."""
     values = series.dropna()

@@ -199,23 +199,19 @@ def recursive_cl(frame: pd.DataFrame, classes: list[str], sas: list[str], c: flo
 
 def _synthetic(original: pd.DataFrame, release: SanitizedTable, roles: Roles, qis: list[str], seed: int
                ) -> SyntheticMeasures:
+    """Linkage risk and DCR (one nearest-neighbour search over the standardized quasi-identifiers) and the
+    confidence-interval privacy of paper 000."""
     risk_value, dcr_q, exact = None, {}, None
     if qis:
         enc = TableEncoder(columns=qis, kinds=roles.kinds(), orders=roles.orders()).fit(original)
         x_orig, x_rel = enc.transform(original), enc.transform(release.frame)
-        risk_value = linkage_risk(x_orig, x_rel, release.source_groups, release.groups)
-        dcr = risk.distance_to_closest_record(x_orig, x_rel)
+        dist, nearest = risk.closest_records(x_orig, x_rel)
+        risk_value = linkage_risk(x_orig, x_rel, release.source_groups, release.groups, nearest=nearest)
+        dcr = risk.dcr_summary(dist)
         dcr_q = {f"q{int(round(level * 100)):02d}": float(v) for level, v in zip(dcr.levels, dcr.values)}
         exact = float(dcr.exact_match_share)
-    cols = [c for c in roles.attributes if c in release.frame.columns
-            and roles.get(c).kind in (ColumnKind.numeric, ColumnKind.ordinal)]
-    ci = None
-    if cols:
-        enc = TableEncoder(columns=cols, kinds=roles.kinds(), orders=roles.orders(), standardize=False).fit(original)
-        ci = confidence_interval_privacy(enc.transform(original), enc.transform(release.frame),
-                                         release.source_groups, release.groups, seed=seed)
     return SyntheticMeasures(linkage_risk=risk_value, dcr_quantiles=dcr_q, dcr_exact_matches=exact,
-                             confidence_interval_privacy=ci)
+                             confidence_interval_privacy=interval_privacy(original, release, roles, seed))
 
 
 def _perturbation(original: pd.DataFrame, release: SanitizedTable, roles: Roles) -> PerturbationMeasures | None:

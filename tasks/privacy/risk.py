@@ -23,6 +23,8 @@ __all__ = [
     "RandomQueries",
     "ReidentificationRisk",
     "closest_record_distances",
+    "closest_records",
+    "dcr_summary",
     "distance_to_closest_record",
     "evaluate_queries",
     "generate_random_queries",
@@ -316,6 +318,12 @@ def closest_record_distances(original: np.ndarray, released: np.ndarray) -> np.n
     distance to the neighbour found is then recomputed directly (not through the dot-product expansion brute
     force uses), so an exact copy yields a distance of exactly 0.
     """
+    return closest_records(original, released)[0]
+
+
+def closest_records(original: np.ndarray, released: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distance, index) of the nearest released row for each original row (see
+    :func:`closest_record_distances`); the index serves distance-based linkage too."""
     orig = _check_matrix(original, "original")
     rel = _check_matrix(released, "released")
     if orig.shape[1] != rel.shape[1]:
@@ -325,8 +333,9 @@ def closest_record_distances(original: np.ndarray, released: np.ndarray) -> np.n
     algorithm = "kd_tree" if orig.shape[1] <= 15 else "brute"
     nn = NearestNeighbors(n_neighbors=1, algorithm=algorithm).fit(rel)
     _, idx = nn.kneighbors(orig, return_distance=True)
-    diff = orig - rel[idx[:, 0]]
-    return np.sqrt(np.einsum("ij,ij->i", diff, diff))
+    idx = idx[:, 0].astype(np.int64)
+    diff = orig - rel[idx]
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff)), idx
 
 
 def distance_to_closest_record(
@@ -363,12 +372,16 @@ def distance_to_closest_record(
     record; small distances (and above all zero, an exact match) signal records the release reproduces.
     Quantiles use numpy's default linear interpolation.
     """
+    return dcr_summary(closest_record_distances(original, released), quantiles=quantiles)
+
+
+def dcr_summary(dist: np.ndarray, *, quantiles: Iterable[float] = DEFAULT_DCR_QUANTILES) -> DistanceToClosestRecord:
+    """Summarize per-record closest distances (from :func:`closest_records`) as DCR."""
     levels = tuple(float(q) for q in quantiles)
     if not levels:
         raise ValueError("quantiles must name at least one level")
     if not all(0.0 <= q <= 1.0 for q in levels):
         raise ValueError("quantiles must lie in [0, 1]")
-    dist = closest_record_distances(original, released)
     values = np.quantile(dist, levels)
     return DistanceToClosestRecord(
         records=int(dist.size),

@@ -18,14 +18,16 @@ def nearest_released(original: np.ndarray, released: np.ndarray) -> np.ndarray:
 
 
 def linkage_risk(
-    original: np.ndarray, released: np.ndarray, source_groups: np.ndarray, released_groups: np.ndarray
+    original: np.ndarray, released: np.ndarray, source_groups: np.ndarray, released_groups: np.ndarray,
+    nearest: np.ndarray | None = None,
 ) -> float:
     """Share of original records whose nearest released record (same encoded, standardized space) came from
-    their own group: how often distance-based record linkage lands in the right group."""
+    their own group: how often distance-based record linkage lands in the right group. ``nearest`` (the
+    nearest released row of each original row) saves the search when it is already known."""
     if len(original) == 0:
         return 0.0
     keep = source_groups >= 0  # suppressed records are not in the release
-    idx = nearest_released(original[keep], released)
+    idx = nearest_released(original[keep], released) if nearest is None else nearest[keep]
     return float(np.mean(released_groups[idx] == source_groups[keep]))
 
 
