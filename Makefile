@@ -19,7 +19,7 @@ demo: $(STAMP)
 	$(BIN)/ppdp run examples/census_demo.yaml
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -m 'not slow'
 
 clean:
 	rm -rf $(VENV) examples/releases

@@ -20,10 +20,10 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import SHARED, load, numeric_roles
-from schemas.spec import TuningSpec
-from tasks.sanitize import Condensation
-from tasks.tune import brute_force_sizes, class_sizes, evaluate_size, sequential, tune
-from tasks.utility import split_holdout
+from ppdp.schemas.spec import TuningSpec
+from ppdp.tasks.sanitize import Condensation
+from ppdp.tasks.tune import brute_force_sizes, class_sizes, evaluate_size, sequential, tune
+from ppdp.tasks.utility import split_holdout
 
 
 def adult_all_rows() -> pd.DataFrame:

@@ -21,10 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.datasets import load
-from schemas.spec import TuningSpec
-from tasks.sanitize import Condensation
-from tasks.tune import class_sizes, evaluate_size, sequential, tune
-from tasks.utility import split_holdout
+from ppdp.schemas.spec import TuningSpec
+from ppdp.tasks.sanitize import Condensation
+from ppdp.tasks.tune import class_sizes, evaluate_size, sequential, tune
+from ppdp.tasks.utility import split_holdout
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

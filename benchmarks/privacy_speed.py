@@ -28,8 +28,8 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import SHARED
-from tasks.groups import equivalence_class_ids
-from tasks.privacy import models
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.privacy import models
 
 QI = ["age", "education", "marital-status", "occupation", "race", "sex", "native-country"]
 SA = ["salary-class"]

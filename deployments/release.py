@@ -1,7 +1,7 @@
 """A scheduled deployment of the release flow, served by a local process.
 
-    python -m deployments.release                      # serve: nightly at 02:00 UTC, the demo spec
-    PPDP_SPEC=/path/spec.yaml PPDP_CRON="30 3 * * 1" python -m deployments.release
+    python -m ppdp.deployments.release                      # serve: nightly at 02:00 UTC, the demo spec
+    PPDP_SPEC=/path/spec.yaml PPDP_CRON="30 3 * * 1" python -m ppdp.deployments.release
 
 Trigger a run by hand, with other parameters, from another shell (against the same Prefect API):
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from prefect.schedules import Cron
 
-from flows.release import release_flow
+from ppdp.flows.release import release_flow
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = REPO / "examples" / "census_demo.yaml"

@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from schemas.reports import ExpectationOutcome
+from ppdp.schemas.reports import ExpectationOutcome
 
 SUITE_DIR = Path(__file__).parent
 AGGREGATE_TYPES = ("expect_table_row_count_to_be_between", "expect_table_column_count_to_be_between")
@@ -33,7 +33,7 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict[str, Any]) -> list[Expe
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    from expectations.custom import CUSTOM_TYPES  # registers ppdp's expectations before a suite loads
+    from ppdp.expectations.custom import CUSTOM_TYPES  # registers ppdp's expectations before a suite loads
 
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
     context = gx.get_context(mode="ephemeral")

@@ -12,7 +12,7 @@ drops an expectation whose class is not registered. Metrics return aggregates (s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict, Optional
+from typing import Any, ClassVar
 
 import numpy as np
 from great_expectations.core.metric_domain_types import MetricDomainTypes
@@ -21,7 +21,7 @@ from great_expectations.expectations.expectation import BatchExpectation
 from great_expectations.expectations.metrics.metric_provider import metric_value
 from great_expectations.expectations.metrics.table_metric_provider import TableMetricProvider
 
-from tasks.groups import equivalence_class_ids
+from ppdp.tasks.core.groups import equivalence_class_ids
 
 
 def _frame(execution_engine: PandasExecutionEngine, metric_domain_kwargs: dict):
@@ -78,8 +78,8 @@ class ExpectQuasiIdentifiersToBeKAnonymous(BatchExpectation):
     success_keys: ClassVar[tuple[str, ...]] = ("column_list", "k")
     args_keys: ClassVar[tuple[str, ...]] = ("column_list", "k")
 
-    def _validate(self, metrics: Dict, runtime_configuration: Optional[dict] = None,
-                  execution_engine: Optional[ExecutionEngine] = None) -> Dict[str, Any]:
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
         observed = int(metrics["ppdp.min_equivalence_class_size"])
         return {"success": observed >= self.k, "result": {"observed_value": observed}}
 
@@ -94,8 +94,8 @@ class ExpectEquivalenceClassesToBeLDiverse(BatchExpectation):
     success_keys: ClassVar[tuple[str, ...]] = ("column_list", "sensitive_column", "l")
     args_keys: ClassVar[tuple[str, ...]] = ("column_list", "sensitive_column", "l")
 
-    def _validate(self, metrics: Dict, runtime_configuration: Optional[dict] = None,
-                  execution_engine: Optional[ExecutionEngine] = None) -> Dict[str, Any]:
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
         observed = int(metrics["ppdp.min_distinct_sensitive_per_class"])
         return {"success": observed >= self.l, "result": {"observed_value": observed}}
 
@@ -108,8 +108,8 @@ class ExpectColumnsToBeAbsent(BatchExpectation):
     success_keys: ClassVar[tuple[str, ...]] = ("column_list",)
     args_keys: ClassVar[tuple[str, ...]] = ("column_list",)
 
-    def _validate(self, metrics: Dict, runtime_configuration: Optional[dict] = None,
-                  execution_engine: Optional[ExecutionEngine] = None) -> Dict[str, Any]:
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
         observed = int(metrics["ppdp.present_column_count"])
         return {"success": observed == 0, "result": {"observed_value": observed}}
 

@@ -7,13 +7,13 @@ internal error. Nothing printed here contains a data value.
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
 from rich.console import Console
 
-from flows import settings
+from ppdp.flows import settings
 
 app = typer.Typer(
     name="ppdp", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -37,13 +37,13 @@ def run(
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
 ) -> None:
     """Run a release: ingest, tag, tune, sanitize, validate, check utility, publish, audit."""
-    from tasks import audit
-    from tasks import spec as spec_io
-    from tasks.errors import PpdpError
-    from tasks.publish import new_release_id
+    from ppdp.tasks import audit
+    from ppdp.tasks import spec as spec_io
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.publish import new_release_id
 
     settings.apply()
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     try:  # spec and header checks first: a bad spec costs no Prefect start-up and reads no data
         resolved = spec_io.load_spec(spec, set_)
         spec_io.preflight(resolved)
@@ -55,7 +55,7 @@ def run(
 
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    from flows.release import release_flow
+    from ppdp.flows.release import release_flow
 
     with console_err.status("running release flow (progress in the log lines)"):
         try:
@@ -84,9 +84,9 @@ def tune(
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
 ) -> None:
     """Only tune the group size: write the trace (JSON) and a plot of accuracy and privacy; publish nothing."""
-    from tasks import spec as spec_io
-    from tasks.errors import PpdpError
-    from tasks.plots import tuning_plot_png
+    from ppdp.tasks import spec as spec_io
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.plots import tuning_plot_png
 
     settings.apply()
     overrides = list(set_)
@@ -106,7 +106,7 @@ def tune(
 
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    from flows.release import tune_flow
+    from ppdp.flows.release import tune_flow
 
     with console_err.status("tuning (progress in the log lines)"):
         try:
@@ -116,7 +116,7 @@ def tune(
             fail(f"error: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001
             fail(f"internal error ({type(exc).__name__}); see the Prefect run log", 1)
-    folder = out or Path("tuning") / f"{resolved.dataset}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
+    folder = out or Path("tuning") / f"{resolved.dataset}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "trace.json").write_text(trace.model_dump_json(indent=2) + "\n", encoding="utf-8")
     plot = tuning_plot_png(trace)
@@ -177,10 +177,10 @@ def validate(
 
     from pydantic import ValidationError
 
-    from schemas.spec import PrivacyThresholds
-    from tasks.errors import PpdpError
-    from tasks.privacy.validate import report_json, validate_file
-    from tasks.spec import format_validation_error
+    from ppdp.schemas.spec import PrivacyThresholds
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.privacy.validate import report_json, validate_file
+    from ppdp.tasks.spec import format_validation_error
 
     try:
         thresholds = PrivacyThresholds(
@@ -250,8 +250,8 @@ def _print_report(report, file: Path) -> None:
 
 
 def _dataset_of(spec: Path, overrides: list[str]) -> str | None:
-    from tasks import spec as spec_io
-    from tasks.errors import SpecError
+    from ppdp.tasks import spec as spec_io
+    from ppdp.tasks.core.errors import SpecError
 
     try:
         raw = spec_io.read_spec_mapping(Path(spec))
@@ -270,8 +270,8 @@ RootOption = typer.Option(..., "--root", help="publish root holding audit.db")
 @audit_app.command("list")
 def audit_list(root: Path = RootOption) -> None:
     """Every run recorded under ROOT, oldest first."""
-    from tasks import audit
-    from tasks.errors import PpdpError
+    from ppdp.tasks import audit
+    from ppdp.tasks.core.errors import PpdpError
 
     try:
         entries = audit.list_entries(root)
@@ -288,9 +288,9 @@ def audit_list(root: Path = RootOption) -> None:
 @audit_app.command("show")
 def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -> None:
     """The audit entry of RELEASE_ID and, if published, its manifest summary."""
-    from tasks import audit
-    from tasks.errors import PpdpError
-    from tasks.publish import load_manifest, release_folder
+    from ppdp.tasks import audit
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.publish import load_manifest, release_folder
 
     try:
         entries = audit.find_entries(root, release_id)
@@ -308,15 +308,15 @@ def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -
             console.print(f"{'method':<16} {m.method.name}/{m.method.variant} {m.method.params}", markup=False)
             console.print(f"{'privacy':<16} k={m.privacy.k} ({m.privacy.model}), linkage risk={m.privacy.linkage_risk}",
                       markup=False)
-            console.print(f"{'utility':<16} accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}",
-                      markup=False)
+            console.print(f"{'utility':<16} accuracy={m.utility.accuracy:.4f} "
+                          f"original={m.utility.accuracy_original:.4f}", markup=False)
 
 
 @audit_app.command("verify")
 def audit_verify(root: Path = RootOption) -> None:
     """Recompute the hash chain and every published file's hash; exit 1 naming what was altered or removed."""
-    from tasks import audit
-    from tasks.errors import PpdpError
+    from ppdp.tasks import audit
+    from ppdp.tasks.core.errors import PpdpError
 
     try:
         entries = audit.list_entries(root)

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-
-import flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
 import pandas as pd
 from prefect import flow, get_run_logger, task
@@ -27,8 +25,9 @@ from prefect.runtime import flow_run
 from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from schemas.manifest import Manifest, ReleaseResult
-from schemas.reports import (
+import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
+from ppdp.schemas.manifest import Manifest, ReleaseResult
+from ppdp.schemas.reports import (
     Evaluation,
     ExpectationOutcome,
     IngestReport,
@@ -38,14 +37,14 @@ from schemas.reports import (
     TuningTrace,
     UtilityReport,
 )
-from schemas.spec import IdentifierPolicy, ReleaseSpec
-from tasks import audit, ingest, publish, tag, tune, utility
-from tasks import spec as spec_io
-from tasks.errors import PpdpError, ReleaseRejected
-from tasks.plots import tuning_plot_png
-from tasks.privacy.measure import describe_failed
-from tasks.privacy.validate import privacy_checks
-from tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer, run_with_record
+from ppdp.schemas.spec import IdentifierPolicy, ReleaseSpec
+from ppdp.tasks import audit, ingest, publish, tag, tune, utility
+from ppdp.tasks import spec as spec_io
+from ppdp.tasks.core.errors import PpdpError, ReleaseRejected
+from ppdp.tasks.plots import tuning_plot_png
+from ppdp.tasks.privacy.measure import describe_failed
+from ppdp.tasks.privacy.validate import privacy_checks
+from ppdp.tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer, run_with_record
 
 STEPS = 8
 
@@ -173,10 +172,10 @@ def tune_group_size(spec: ReleaseSpec, prep: Prepared) -> tuple[Sanitizer, Tunin
 @flow(name="ppdp-release", persist_result=False, log_prints=False,
       task_runner=ThreadPoolTaskRunner(max_workers=2))
 def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:  # or a Failed state
-    """Run one release from a spec file; raise :class:`tasks.errors.PpdpError` when refused (nothing published)."""
+    """Run one release from a spec file; raise :class:`tasks.core.errors.PpdpError` when refused (nothing published)."""
     logger = get_run_logger()
     overrides = list(overrides or [])
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     release_id = publish.new_release_id(started)
     run_id = str(flow_run.get_id()) if flow_run.get_id() else None
     known: dict[str, str | None] = {"spec_sha256": None, "input_sha256": None}

@@ -1,7 +1,7 @@
 """The contract between steps: pydantic models of the release spec, step reports, manifest and audit entry."""
 
-from schemas.manifest import AuditEntry, Manifest, ReleaseResult, Versions
-from schemas.reports import (
+from ppdp.schemas.manifest import AuditEntry, Manifest, ReleaseResult, Versions
+from ppdp.schemas.reports import (
     ClassAccuracy,
     ColumnTag,
     Evaluation,
@@ -14,7 +14,7 @@ from schemas.reports import (
     TuningTrace,
     UtilityReport,
 )
-from schemas.spec import ColumnKind, ColumnSpec, ReleaseSpec, Role
+from ppdp.schemas.spec import ColumnKind, ColumnSpec, ReleaseSpec, Role
 
 __all__ = [
     "AuditEntry",

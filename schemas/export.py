@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from schemas.spec import ReleaseSpec
+from ppdp.schemas.spec import ReleaseSpec
 
 SCHEMA_PATH = Path(__file__).with_name("release.schema.json")
 

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from schemas.reports import (
+from ppdp.schemas.reports import (
     ExpectationOutcome,
     IngestReport,
     MethodRecord,
@@ -16,7 +16,7 @@ from schemas.reports import (
     TuningTrace,
     UtilityReport,
 )
-from schemas.spec import ReleaseSpec
+from ppdp.schemas.spec import ReleaseSpec
 
 Status = Literal["published", "rejected", "error"]
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from schemas.spec import ColumnKind, Role
+from ppdp.schemas.spec import ColumnKind, Role
 
 
 class Report(BaseModel):

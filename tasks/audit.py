@@ -14,13 +14,13 @@ import json
 import socket
 import sqlite3
 from contextlib import closing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
-from schemas.manifest import AuditEntry, Status
-from tasks.errors import PublishError
-from tasks.ingest import file_sha256
-from tasks.publish import ensure_root, load_manifest, manifest_sha256, read_parquet_metadata, release_folder
+from ppdp.schemas.manifest import AuditEntry, Status
+from ppdp.tasks.core.errors import PublishError
+from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.publish import ensure_root, load_manifest, manifest_sha256, read_parquet_metadata, release_folder
 
 GENESIS = "0" * 64
 DB_NAME = "audit.db"
@@ -96,8 +96,8 @@ def append_entry(
         "input_sha256": input_sha256,
         "output_sha256": output_sha256,
         "manifest_sha256": manifest_sha256,
-        "started_at": started_at.astimezone(timezone.utc).isoformat(),
-        "finished_at": datetime.now(timezone.utc).isoformat(),
+        "started_at": started_at.astimezone(UTC).isoformat(),
+        "finished_at": datetime.now(UTC).isoformat(),
         "user": user,
         "host": host,
         "flow_run_id": flow_run_id,

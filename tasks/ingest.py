@@ -17,11 +17,11 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from expectations import base_suite_path, load_suite_json, validate_frame
-from schemas.reports import ExpectationOutcome, IngestReport
-from schemas.spec import ColumnKind, ReleaseSpec, Role, SourceSpec
-from tasks import tag
-from tasks.errors import InputError
+from ppdp.expectations import base_suite_path, load_suite_json, validate_frame
+from ppdp.schemas.reports import ExpectationOutcome, IngestReport
+from ppdp.schemas.spec import ColumnKind, ReleaseSpec, Role, SourceSpec
+from ppdp.tasks import tag
+from ppdp.tasks.core.errors import InputError
 
 NUMERIC_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 # a text column whose non-missing values parse as numbers at least this often is a number column with stray text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from schemas.reports import TuningTrace
+from ppdp.schemas.reports import TuningTrace
 
 
 def tuning_plot_png(trace: TuningTrace) -> bytes | None:

@@ -12,25 +12,25 @@ import json
 import os
 import secrets
 import shutil
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from schemas.manifest import Manifest, Versions
-from schemas.reports import ExpectationOutcome, Roles
-from schemas.spec import ReleaseSpec, Role
-from tasks.errors import PublishError, ReleaseRejected
-from tasks.ingest import file_sha256
+from ppdp.schemas.manifest import Manifest, Versions
+from ppdp.schemas.reports import ExpectationOutcome, Roles
+from ppdp.schemas.spec import ReleaseSpec, Role
+from ppdp.tasks.core.errors import PublishError, ReleaseRejected
+from ppdp.tasks.ingest import file_sha256
 
 META_RELEASE_ID = b"ppdp.release_id"
 META_MANIFEST_SHA = b"ppdp.manifest_sha256"
 
 
 def new_release_id(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
@@ -124,7 +124,7 @@ PSEUDONYM_REGEX = r"^[0-9a-f]{64}$"
 
 def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, synthetic: bool) -> dict:
     """The output suite (GX JSON) for a frame about to be published."""
-    from expectations import base_suite_path, load_suite_json
+    from ppdp.expectations import base_suite_path, load_suite_json
 
     suite = load_suite_json(base_suite_path("output"))
     ids = roles.identifiers
@@ -150,7 +150,7 @@ def check_output(frame: pd.DataFrame, groups, roles: Roles, spec: ReleaseSpec, s
                  ) -> list[ExpectationOutcome]:
     """Run the output suite on the frame about to be written (plus, for synthetic releases, its group ids);
     raise :class:`ReleaseRejected` naming the failed expectations."""
-    from expectations import validate_frame
+    from ppdp.expectations import validate_frame
 
     checked = frame.assign(**{GROUP_COLUMN: groups}) if synthetic else frame
     outcomes = validate_frame(checked, output_suite(list(frame.columns), roles, spec, synthetic))
@@ -190,7 +190,7 @@ def publish_release(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, b
                     ) -> tuple[Path, Manifest, str]:
     """Write the release and append its audit entry; if the entry cannot be written, the release is removed
     again (a published release always has its audit entry)."""
-    from tasks import audit
+    from ppdp.tasks import audit
 
     root = manifest.spec.publish.root
     folder, manifest, m_hash = write_release(frame, manifest, root, extras)

@@ -12,8 +12,8 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from schemas.spec import ReleaseSpec, Role
-from tasks.errors import SpecError
+from ppdp.schemas.spec import ReleaseSpec, Role
+from ppdp.tasks.core.errors import SpecError
 
 
 def load_spec(path: str | os.PathLike[str], overrides: list[str] | None = None) -> ReleaseSpec:
@@ -125,7 +125,7 @@ def guess_publish_root(path: str | os.PathLike[str], overrides: list[str] | None
 
 def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
     """Rules that need the input's column names: declared columns exist, a quasi-identifier and a class exist."""
-    from tasks.tag import quasi_identifier_candidates  # the same name rules the tag step applies
+    from ppdp.tasks.tag import quasi_identifier_candidates  # the same name rules the tag step applies
 
     where = spec.source.path.name
     present = set(header)
@@ -155,8 +155,8 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
 def preflight(spec: ReleaseSpec, check_root: bool = True) -> list[str]:
     """Checks that need only the input's header and the file system, before any data is read: the header,
     the spec against it, a writable publish root (unless ``check_root`` is False). Returns the header."""
-    from tasks.ingest import read_header
-    from tasks.publish import ensure_root
+    from ppdp.tasks.ingest import read_header
+    from ppdp.tasks.publish import ensure_root
 
     header = read_header(spec.source)
     check_spec_against_header(spec, header)

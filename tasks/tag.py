@@ -23,10 +23,10 @@ import re
 
 import pandas as pd
 
-from schemas.reports import ColumnTag, Roles
-from schemas.spec import ColumnKind, IdentifierPolicy, ReleaseSpec, Role
-from tasks.errors import SpecError
-from tasks.groups import unique_share
+from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.schemas.spec import ColumnKind, IdentifierPolicy, ReleaseSpec, Role
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.core.groups import unique_share
 
 _IDENTIFIER_TOKENS = {
     "name", "names", "firstname", "lastname", "surname", "fullname", "forename", "email", "mail", "phone",

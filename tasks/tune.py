@@ -27,12 +27,12 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from schemas.reports import Evaluation, Roles, TuningTrace
-from schemas.spec import TuningSpec
-from tasks.errors import InputError
-from tasks.privacy import interval_privacy
-from tasks.sanitize import Sanitizer, approximate_gcd
-from tasks.utility import accuracy, feature_encoder
+from ppdp.schemas.reports import Evaluation, Roles, TuningTrace
+from ppdp.schemas.spec import TuningSpec
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.privacy import interval_privacy
+from ppdp.tasks.sanitize import Sanitizer, approximate_gcd
+from ppdp.tasks.utility import accuracy, feature_encoder
 
 EvaluateMany = Callable[[list[int]], list[Evaluation]]
 

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from schemas.reports import ClassAccuracy, GateResult, Roles, UtilityReport
-from schemas.spec import UtilitySpec
-from tasks.encoding import TableEncoder
-from tasks.errors import InputError
+from ppdp.schemas.reports import ClassAccuracy, GateResult, Roles, UtilityReport
+from ppdp.schemas.spec import UtilitySpec
+from ppdp.tasks.core.encoding import TableEncoder
+from ppdp.tasks.core.errors import InputError
 
 
 def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed: int

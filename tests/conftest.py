@@ -18,7 +18,7 @@ os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(RESULT_STORAGE)
 os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 os.environ.pop("PREFECT_API_URL", None)
 
-import flows  # noqa: E402,F401  (applies ppdp's Prefect settings)
+import ppdp.flows  # noqa: E402,F401  (applies ppdp's Prefect settings)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
-from tasks import audit
+from ppdp.tasks import audit
 
 
 def fill(root, n=4):
     for i in range(n):
         audit.append_entry(root, release_id=f"r{i}", dataset="d", status="rejected", reason=f"gate {i}",
-                           started_at=datetime.now(timezone.utc))
+                           started_at=datetime.now(UTC))
 
 
 def test_chain_links_and_verifies(tmp_path):
@@ -43,7 +43,7 @@ def test_editing_a_row_is_detected(tmp_path):
 
 
 def test_missing_trail_is_an_error(tmp_path):
-    from tasks.errors import PublishError
+    from ppdp.tasks.core.errors import PublishError
 
     with pytest.raises(PublishError, match="no audit trail"):
         audit.list_entries(tmp_path)

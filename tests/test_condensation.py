@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from schemas.reports import ColumnTag, Roles
-from schemas.spec import ColumnKind, Role
-from tasks.errors import InputError
-from tasks.sanitize.condensation import (
+from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.schemas.spec import ColumnKind, Role
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.sanitize.condensation import (
     Condensation,
     approximate_gcd,
     kmeans_labels,

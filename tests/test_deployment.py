@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from deployments.release import DEPLOYMENT_NAME, build_deployment
-from tasks import audit
+from ppdp.deployments.release import DEPLOYMENT_NAME, build_deployment
+from ppdp.tasks import audit
 
 
 def test_deployment_definition(tmp_path):

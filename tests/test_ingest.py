@@ -7,9 +7,9 @@ import hashlib
 import pandas as pd
 import pytest
 
-from tasks.errors import InputError
-from tasks.ingest import ingest, read_header
-from tasks.spec import load_spec, preflight
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.ingest import ingest, read_header
+from ppdp.tasks.spec import load_spec, preflight
 from tests.conftest import SENTINEL_SSN
 
 

@@ -7,10 +7,10 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.spec import PrivacyPolicy
-from tasks.groups import class_sizes_per_row, equivalence_class_ids, unique_share
-from tasks.privacy import check_gates, confidence_interval_privacy, linkage_risk, measure_release
-from tasks.sanitize import Condensation, SanitizedTable
+from ppdp.schemas.spec import PrivacyPolicy
+from ppdp.tasks.core.groups import class_sizes_per_row, equivalence_class_ids, unique_share
+from ppdp.tasks.privacy import check_gates, confidence_interval_privacy, linkage_risk, measure_release
+from ppdp.tasks.sanitize import Condensation, SanitizedTable
 from tests.test_sanitizers_common import make_frame
 
 
@@ -53,7 +53,7 @@ def test_confidence_interval_privacy_grows_with_group_size():
     values = []
     for k in (5, 40, 150):
         release = Condensation(k=k, seed=2).sanitize(frame, roles)
-        from tasks.privacy import interval_privacy
+        from ppdp.tasks.privacy import interval_privacy
 
         values.append(interval_privacy(frame, release, roles, seed=0))
     assert values[0] < values[1] < values[2]

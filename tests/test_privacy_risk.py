@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
-from tasks.privacy.risk import (
+from ppdp.tasks.privacy.risk import (
     RandomQueries,
     closest_record_distances,
     distance_to_closest_record,

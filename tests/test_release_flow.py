@@ -12,9 +12,9 @@ import pytest
 from prefect.settings import PREFECT_SERVER_DATABASE_CONNECTION_URL
 from typer.testing import CliRunner
 
-from flows.cli import app
-from tasks import audit
-from tasks.publish import manifest_sha256, load_manifest
+from ppdp.flows.cli import app
+from ppdp.tasks import audit
+from ppdp.tasks.publish import load_manifest, manifest_sha256
 from tests.conftest import PREFECT_HOME, RESULT_STORAGE, SENTINEL_SSN
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -164,9 +164,9 @@ def test_publish_root_not_writable(workspace):
 
 
 def test_existing_release_folder_is_not_overwritten(workspace, monkeypatch):
-    import tasks.publish
+    from ppdp.tasks import publish as publish_module
 
-    monkeypatch.setattr(tasks.publish, "new_release_id", lambda now=None: "20260101T000000Z-fixed000")
+    monkeypatch.setattr(publish_module, "new_release_id", lambda now=None: "20260101T000000Z-fixed000")
     assert ppdp("run", workspace.spec()).exit_code == 0
     before = (workspace.root / "census" / "20260101T000000Z-fixed000" / "data.parquet").read_bytes()
     result = ppdp("run", workspace.spec(**{"seed": 99}))
@@ -177,8 +177,8 @@ def test_existing_release_folder_is_not_overwritten(workspace, monkeypatch):
 
 
 def test_flow_called_directly_returns_a_result(workspace):
-    from flows.release import release_flow
-    from tasks.errors import ReleaseRejected
+    from ppdp.flows.release import release_flow
+    from ppdp.tasks.core.errors import ReleaseRejected
 
     result = release_flow(spec_path=str(workspace.spec()))
     assert result.status == "published" and Path(result.folder).is_dir() and result.k >= 10
@@ -191,7 +191,8 @@ def test_prefect_never_stores_raw_or_sanitized_data(workspace):
     assert ppdp("run", workspace.spec()).exit_code == 0
     ppdp("run", workspace.spec(**{"privacy__max_linkage_risk": 0.0}))
     stored = [p for p in RESULT_STORAGE.rglob("*") if p.is_file()] if RESULT_STORAGE.exists() else []
-    stored += [p for p in (PREFECT_HOME / "storage").rglob("*") if p.is_file()] if (PREFECT_HOME / "storage").exists() else []
+    storage = PREFECT_HOME / "storage"
+    stored += [p for p in storage.rglob("*") if p.is_file()] if storage.exists() else []
     assert stored == [], f"Prefect persisted results: {stored}"
     db_dir = Path(PREFECT_SERVER_DATABASE_CONNECTION_URL.value().split("///", 1)[1]).parent
     scanned = 0

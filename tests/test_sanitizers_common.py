@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.reports import ColumnTag, Roles
-from schemas.spec import ColumnKind, Role
-from tasks.groups import equivalence_class_ids
-from tasks.sanitize import REGISTRY
+from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.schemas.spec import ColumnKind, Role
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.sanitize import REGISTRY
 
 # per sanitizer: the parameter sets the contract runs with (its variants)
 CASES = {

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from schemas.export import SCHEMA_PATH, release_schema_json
-from tasks.errors import SpecError
-from tasks.spec import apply_override, load_spec, preflight
+from ppdp.schemas.export import SCHEMA_PATH, release_schema_json
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.spec import apply_override, load_spec, preflight
 from tests.conftest import base_spec
 
 
@@ -99,7 +99,7 @@ def test_header_checks(workspace):
 
 def test_committed_json_schema_is_current():
     assert SCHEMA_PATH.read_text(encoding="utf-8") == release_schema_json(), (
-        "schemas/release.schema.json is stale: run `python -m schemas.export`"
+        "schemas/release.schema.json is stale: run `python -m ppdp.schemas.export`"
     )
 
 

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from schemas.spec import IdentifierPolicy, Role
-from tasks.errors import SpecError
-from tasks.ingest import ingest
-from tasks.spec import load_spec
-from tasks.tag import name_rule, protect_identifiers, tag_columns, value_rule
+from ppdp.schemas.spec import IdentifierPolicy, Role
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.ingest import ingest
+from ppdp.tasks.spec import load_spec
+from ppdp.tasks.tag import name_rule, protect_identifiers, tag_columns, value_rule
 
 
 @pytest.mark.parametrize(
@@ -114,7 +114,7 @@ def test_identifiers_dropped_or_pseudonymized(workspace):
 
 
 def test_kinds_of_dates_codes_and_many_categories():
-    from tasks.tag import MAX_ONE_HOT, infer_kind
+    from ppdp.tasks.tag import MAX_ONE_HOT, infer_kind
 
     n = 500
     assert infer_kind(pd.Series(pd.date_range("2000-01-01", periods=n)), Role.quasi_identifier).value == "numeric"

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schemas.reports import Evaluation
-from schemas.spec import TuningSpec
-from tasks.errors import InputError
-from tasks.tune import brute_force_sizes, pick_brute_force, rule_based_search, tune
+from ppdp.schemas.reports import Evaluation
+from ppdp.schemas.spec import TuningSpec
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.tune import brute_force_sizes, pick_brute_force, rule_based_search, tune
 
 
 def fake_evaluator(accuracy_of, log):

@@ -10,13 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from expectations import validate_frame
-from flows.cli import app
-from schemas.spec import PrivacyThresholds
-from tasks.errors import SpecError
-from tasks.groups import equivalence_class_ids
-from tasks.privacy.measure import check_gates, measure_table, recursive_cl
-from tasks.spec import load_spec, preflight
+from ppdp.expectations import validate_frame
+from ppdp.flows.cli import app
+from ppdp.schemas.spec import PrivacyThresholds
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.privacy.measure import check_gates, measure_table, recursive_cl
+from ppdp.tasks.spec import load_spec, preflight
 
 runner = CliRunner()
 

@@ -1,7 +1,7 @@
 """Privacy measures and gates. Measuring (``measure_*``) is kept apart from deciding (``check_gates``)."""
 
-from tasks.privacy.measure import check_gates, interval_privacy, measure_release, measure_table, read_hierarchy
-from tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
+from ppdp.tasks.privacy.measure import check_gates, interval_privacy, measure_release, measure_table, read_hierarchy
+from ppdp.tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
 
 __all__ = [
     "check_gates",

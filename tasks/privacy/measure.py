@@ -12,12 +12,11 @@ with thresholds, and a gate whose measure could not be computed fails (fail clos
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from schemas.reports import (
+from ppdp.schemas.reports import (
     AnonymityMeasures,
     GateResult,
     PerturbationMeasures,
@@ -27,12 +26,13 @@ from schemas.reports import (
     Roles,
     SyntheticMeasures,
 )
-from schemas.spec import ColumnKind, PrivacyThresholds, Role
-from tasks.encoding import TableEncoder
-from tasks.groups import equivalence_class_ids
-from tasks.privacy import models, risk
-from tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
-from tasks.sanitize.base import SanitizedTable
+from ppdp.schemas.spec import ColumnKind, PrivacyThresholds, Role
+from ppdp.tasks.core.encoding import TableEncoder
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.core.hierarchy import read_hierarchy  # noqa: F401  (re-exported)
+from ppdp.tasks.privacy import models, risk
+from ppdp.tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
+from ppdp.tasks.sanitize.base import SanitizedTable
 
 GROUP = "__ppdp_group__"  # the generating group of synthetic records, as a pseudo quasi-identifier
 ATTACK_QUERIES = 2000
@@ -340,8 +340,3 @@ def interval_privacy(original: pd.DataFrame, release: SanitizedTable, roles: Rol
         return None
     y, _ = numeric_attribute_matrix(release.frame, roles, enc)
     return confidence_interval_privacy(x, y, release.source_groups, release.groups, seed=seed)
-
-
-def read_hierarchy(path: Path) -> pd.DataFrame:
-    """An ARX hierarchy CSV (';', no header): each row a value and its generalizations up to '*'."""
-    return pd.read_csv(path, sep=";", header=None, dtype=str, keep_default_na=False)

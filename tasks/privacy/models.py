@@ -4,7 +4,7 @@ Every function takes the same arguments, in the same order, and returns the same
 ``pycanon.anonymity`` (pyCANON 1.0.1) and gives the same value: exactly for integers and for the values pyCANON
 truncates or floors (entropy l-diversity, recursive (c,l)-diversity), to 1e-9 for the other floats. They are
 orders of magnitude faster: the table is partitioned once into equivalence classes
-(:func:`tasks.groups.equivalence_class_ids`) and every model is computed from the (class, sensitive value)
+(:func:`tasks.core.groups.equivalence_class_ids`) and every model is computed from the (class, sensitive value)
 count table built with one ``np.bincount`` / ``np.unique`` on combined codes; there is no Python loop over
 rows or classes (only over columns, sensitive attributes, hierarchy levels and distinct class lengths).
 
@@ -26,7 +26,7 @@ sensitive attributes, as pyCANON does. The input frame is never modified and its
 row positions are used).
 
 Class numbering: ``worst_class`` is a class id as returned by
-``tasks.groups.equivalence_class_ids(data, quasi_ident)`` (so the rows of that class are
+``tasks.core.groups.equivalence_class_ids(data, quasi_ident)`` (so the rows of that class are
 ``ids == worst_class``); with ``gen=False`` it is the id over ``quasi_ident`` followed by the other
 sensitive attributes (in ``sens_att`` order) of ``worst_attribute``. Ties go to the first sensitive attribute
 (in ``sens_att`` order) and then to the lowest class id.
@@ -65,7 +65,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tasks.groups import equivalence_class_ids
+from ppdp.tasks.core.groups import equivalence_class_ids
 
 __all__ = [
     "MEASURE_NAMES",

@@ -7,14 +7,14 @@ classes in Python: loops run over columns, or over the attacker's queries.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 from sklearn.neighbors import NearestNeighbors
 
-from tasks.groups import class_sizes_per_row, equivalence_class_ids
+from ppdp.tasks.core.groups import class_sizes_per_row, equivalence_class_ids
 
 __all__ = [
     "DistanceToClosestRecord",
@@ -143,7 +143,7 @@ def reidentification_risk(
         The table to assess (the sample, e.g. a release). Must not be empty.
     qi : sequence of str
         Quasi-identifier columns. Equivalence classes are the rows sharing all of these values
-        (:func:`tasks.groups.equivalence_class_ids`; a missing value is a value of its own). An empty list puts
+        (:func:`tasks.core.groups.equivalence_class_ids`; a missing value is a value of its own). An empty list puts
         every record in one class.
     population : pandas.DataFrame, optional
         The population the sample was drawn from (ARX's "identification table" / superset), holding the same
@@ -349,7 +349,7 @@ def distance_to_closest_record(
     Parameters
     ----------
     original : numpy.ndarray
-        Original records, 2-D, already encoded to numbers (e.g. :class:`tasks.encoding.TableEncoder`).
+        Original records, 2-D, already encoded to numbers (e.g. :class:`tasks.core.encoding.TableEncoder`).
     released : numpy.ndarray
         Released records in the same encoding and column order.
     quantiles : iterable of float, default (0.01, 0.05, 0.25, 0.5)
@@ -429,7 +429,7 @@ class RandomQueries:
         ]
 
     @classmethod
-    def from_records(cls, qi: Sequence[str], queries: Sequence[Mapping[str, object]]) -> "RandomQueries":
+    def from_records(cls, qi: Sequence[str], queries: Sequence[Mapping[str, object]]) -> RandomQueries:
         """Queries given explicitly, each a mapping from some of ``qi`` to a value (at least one)."""
         cols = list(qi)
         if not cols or len(set(cols)) != len(cols):
@@ -565,7 +565,7 @@ def generate_random_queries(
     * how many: the number of known quasi-identifiers is uniform on 1..len(qi); which: a uniform subset of
       that size;
     * which values: for each known quasi-identifier, one of the column's distinct values in ``frame``, uniform
-      over the distinct values (a missing value is a value, as in :func:`tasks.groups.equivalence_class_ids`).
+      over the distinct values (a missing value is a value, as in :func:`tasks.core.groups.equivalence_class_ids`).
       Values are drawn independently across columns, so a combination may describe nobody;
     * worth: a query is kept only when it matches at least one record of ``frame``; a draw that repeats a kept
       query or fails the worth check counts as a draw that did not grow the list.

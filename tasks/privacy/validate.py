@@ -8,12 +8,12 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from schemas.reports import PrivacyReport, Roles
-from schemas.spec import PrivacyThresholds, ReleaseSpec, SourceSpec
-from tasks.errors import InputError, SpecError
-from tasks.ingest import numeric_intent, read_header, read_table
-from tasks.privacy.measure import check_gates, measure_release, measure_table, read_hierarchy
-from tasks.sanitize.base import SanitizedTable
+from ppdp.schemas.reports import PrivacyReport, Roles
+from ppdp.schemas.spec import PrivacyThresholds, ReleaseSpec, SourceSpec
+from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.ingest import numeric_intent, read_header, read_table
+from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table, read_hierarchy
+from ppdp.tasks.sanitize.base import SanitizedTable
 
 PYCANON_NAMES = (
     "k_anonymity", "alpha_k_anonymity", "l_diversity", "entropy_l_diversity", "recursive_c_l_diversity",

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import time
 
-from schemas.reports import MethodRecord
-from schemas.spec import MethodSpec
-from tasks.sanitize.base import SanitizedTable, Sanitizer
-from tasks.sanitize.condensation import Condensation, approximate_gcd
+from ppdp.schemas.reports import MethodRecord
+from ppdp.schemas.spec import MethodSpec
+from ppdp.tasks.sanitize.base import SanitizedTable, Sanitizer
+from ppdp.tasks.sanitize.condensation import Condensation, approximate_gcd
 
 REGISTRY: dict[str, type[Sanitizer]] = {
     Condensation.name: Condensation,

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from schemas.reports import Roles
+from ppdp.schemas.reports import Roles
 
 ReleaseKind = Literal["synthetic", "generalized"]
 

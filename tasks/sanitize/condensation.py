@@ -18,7 +18,7 @@ Follows Kim, Chen & Gangopadhyay (2012), ``../shared/papers/000_74849bd42309de0e
   (uniform on [-sqrt(3 lambda), sqrt(3 lambda)] as in Aggarwal & Yu, or gaussian); the draws are centred so
   each synthetic group keeps its group's mean exactly; rotate back and add the mean.
 
-Encoding (see :mod:`tasks.encoding`): every published attribute except the class (quasi-identifiers,
+Encoding (see :mod:`tasks.core.encoding`): every published attribute except the class (quasi-identifiers,
 sensitive and other columns alike: a raw value beside a synthetic record would link it back) is encoded to
 numbers and standardized, so that distances and the principal axes are not dominated by one unit of measure;
 synthesis happens in that space and the result is decoded to valid values (nominal columns: the category with
@@ -44,11 +44,12 @@ import pandas as pd
 from scipy import sparse
 from scipy.spatial import cKDTree
 
-from schemas.reports import Roles
-from schemas.spec import ColumnKind
-from tasks.encoding import TableEncoder
-from tasks.errors import InputError
-from tasks.sanitize.base import Sanitizer
+from ppdp.schemas.reports import Roles
+from ppdp.schemas.spec import ColumnKind
+from ppdp.tasks.core.encoding import TableEncoder
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.partition import balanced_partition
+from ppdp.tasks.sanitize.base import Sanitizer
 
 Variant = Literal["original", "modified", "class_wise"]
 _KD_MAX_DIMS = 16  # above this, a k-d tree is no faster than brute force
@@ -80,31 +81,6 @@ def approximate_gcd(class_sizes: list[int] | np.ndarray, threshold: int) -> int:
 
 # -- k-means ---------------------------------------------------------------------------------------
 _NEIGHBOUR_CENTRES = 24  # a point may move only to one of the centres nearest its current centre
-
-
-def balanced_partition(x: np.ndarray, n_parts: int) -> np.ndarray:
-    """Split the rows into ``n_parts`` cells of (almost) equal size by recursive splits at the weighted median
-    of the widest dimension (a k-d tree with one leaf per cluster); returns the cell of each row.
-
-    Used to start k-means: cells are compact and hold floor(n/p) or ceil(n/p) rows each. The loop runs once per
-    cell (about 2p times), never per row.
-    """
-    n = len(x)
-    labels = np.empty(n, dtype=np.int64)
-    stack = [(np.arange(n), n_parts, 0)]
-    while stack:
-        idx, parts, base = stack.pop()
-        if parts <= 1 or len(idx) <= 1:
-            labels[idx] = base
-            continue
-        left = parts // 2
-        pts = x[idx]
-        dim = int(np.argmax(pts.max(axis=0) - pts.min(axis=0)))
-        cut = min(max(int(round(len(idx) * left / parts)), 1), len(idx) - 1)
-        order = np.argpartition(pts[:, dim], cut - 1)
-        stack.append((idx[order[:cut]], left, base))
-        stack.append((idx[order[cut:]], parts - left, base + left))
-    return labels
 
 
 def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, max_iter: int = 50, tol: float = 1e-3,

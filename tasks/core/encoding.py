@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from schemas.spec import ColumnKind
+from ppdp.schemas.spec import ColumnKind
 
 ONEHOT_SCALE = 1.0 / math.sqrt(2.0)
 _MISSING = object()  # the category of missing nominal values
