@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from benchmarks.datasets import SHARED, load, numeric_roles
-from ppdp.schemas.spec import TuningSpec
-from ppdp.tasks.sanitize import Condensation
-from ppdp.tasks.tune import brute_force_sizes, class_sizes, evaluate_size, sequential, tune
+from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
+from ppdp.tasks.sanitize.condensation import Condensation
+from ppdp.tasks.tune import class_sizes, evaluate_value, grid_values, sequential, tune
 from ppdp.tasks.utility import split_holdout
 
 
@@ -70,23 +70,24 @@ def tuning_on_magic(brute: str, repeats: int) -> None:
     sizes = class_sizes(train, roles)
     t = 480
     base = Condensation(variant="class_wise", seed=0)
-    evaluate = sequential(lambda k: evaluate_size(base, k, train, test, roles, "knn1", repeats))
+    evaluate = sequential(lambda k: evaluate_value(base, "k", int(k), train, test, roles, "knn1", repeats))
+    common = dict(sanitizer=base, domains=base.domains(train, roles), policy=PrivacyThresholds(k=t), sizes=sizes,
+                  evaluate_many=evaluate)
     started = time.perf_counter()
-    rule = tune(TuningSpec(strategy="rule_based", repeats=repeats), threshold=t, sizes=sizes, fixed_k=None,
-                evaluate_many=evaluate)
+    rule = tune(TuningSpec(strategy="bisect", repeats=repeats), **common)
     rule_s = time.perf_counter() - started
-    every = brute_force_sizes(t, min(sizes.values()), None)
+    smallest = min(sizes.values())
+    every = grid_values(t, smallest, None, integer=True, log=True)
     print(f"MAGIC rule-based: k={rule.chosen}, {len(rule.evaluations)} sizes evaluated in {rule_s:.1f} s "
           f"({repeats} run(s) per size)", flush=True)
     if brute == "all":
         started = time.perf_counter()
-        full = tune(TuningSpec(strategy="brute_force", repeats=repeats), threshold=t, sizes=sizes, fixed_k=None,
-                    evaluate_many=evaluate)
+        full = tune(TuningSpec(strategy="grid", repeats=repeats), **common)
         brute_s = time.perf_counter() - started
         print(f"MAGIC brute force over every size: k={full.chosen}, {len(every)} sizes in {brute_s:.1f} s "
               f"-> rule-based is {brute_s / rule_s:.1f}x faster (measured)")
     else:
-        sample = brute_force_sizes(t, min(sizes.values()), int(brute))
+        sample = grid_values(t, smallest, int(brute), integer=True, log=True)
         started = time.perf_counter()
         evaluate(sample)
         sample_s = time.perf_counter() - started

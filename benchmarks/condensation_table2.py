@@ -1,6 +1,7 @@
 """Reproduce Table 2 and Figures 8-9 of Kim, Chen & Gangopadhyay (2012), side by side with the paper.
 
     .venv/bin/python -m benchmarks.condensation_table2 [--datasets Iris,German] [--repeats 3] [--no-figures]
+        [--output PATH]
 
 Setup, as in the paper's "Experiments" section: 10% of each data set held out as test rows (stratified here,
 seeded), class-wise condensation on the rest, 1-NN accuracy on the held-out rows, privacy = the
@@ -8,7 +9,12 @@ confidence-interval measure (95%), each group size averaged over ``--repeats`` r
 gap t_a = 5%, the paper's threshold t per data set. Brute force checks every size in [t, smallest class] when
 there are at most ``--all-sizes-up-to`` of them, else ``--buckets`` equal-width sizes (the paper also used
 equal-width buckets), and picks by the stated rule (highest privacy within t_a of the best accuracy); the paper
-picked by hand. Writes ``benchmarks/results/condensation_table2.md`` (and the Figures 8-9 table and plot).
+picked by hand. Writes ``benchmarks/results/condensation_table2.md`` (and the Figures 8-9 table and plot), or
+``--output`` (a quick run on a few data sets should write elsewhere, so as not to replace the full results).
+
+Tuning goes through :func:`ppdp.tasks.tune.tune` as the release flow calls it: the paper's t is the policy's
+``privacy.k`` (the lower bound of the search), the upper bound is condensation's domain for k (the smallest
+training class); approximate GCD = strategy ``suggested``, rule-based = ``bisect``, brute force = ``grid``.
 """
 
 from __future__ import annotations
@@ -21,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.datasets import load
-from ppdp.schemas.spec import TuningSpec
-from ppdp.tasks.sanitize import Condensation
-from ppdp.tasks.tune import class_sizes, evaluate_size, sequential, tune
+from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
+from ppdp.tasks.sanitize.condensation import Condensation
+from ppdp.tasks.tune import class_sizes, evaluate_value, sequential, tune
 from ppdp.tasks.utility import split_holdout
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -46,21 +52,23 @@ def run_dataset(name: str, repeats: int, buckets: int, all_sizes_up_to: int, see
     sizes = class_sizes(train, roles)
     t = PAPER[name][0]
     base = Condensation(variant="class_wise", seed=seed)
-    evaluate = sequential(lambda k: evaluate_size(base, k, train, test, roles, "knn1", repeats))
+    evaluate = sequential(lambda k: evaluate_value(base, "k", int(k), train, test, roles, "knn1", repeats))
+    common = dict(sanitizer=base, domains=base.domains(train, roles), policy=PrivacyThresholds(k=t), sizes=sizes,
+                  evaluate_many=evaluate, suggest=lambda threshold: base.suggest(train, roles, threshold))
+    gcd = int(tune(TuningSpec(strategy="suggested"), **common).suggested)
     started = time.perf_counter()
-    rule = tune(TuningSpec(strategy="rule_based", accuracy_gap=0.05, repeats=repeats), threshold=t, sizes=sizes,
-                fixed_k=None, evaluate_many=evaluate)
+    rule = tune(TuningSpec(strategy="bisect", accuracy_gap=0.05, repeats=repeats), **common)
     rule_seconds = time.perf_counter() - started
     span = min(sizes.values()) - t + 1
-    spec = TuningSpec(strategy="brute_force", accuracy_gap=0.05, repeats=repeats,
+    spec = TuningSpec(strategy="grid", accuracy_gap=0.05, repeats=repeats,
                       buckets=None if span <= all_sizes_up_to else buckets)
     started = time.perf_counter()
-    brute = tune(spec, threshold=t, sizes=sizes, fixed_k=None, evaluate_many=evaluate)
+    brute = tune(spec, **common)
     brute_seconds = time.perf_counter() - started
     at = {e.k: e for e in rule.evaluations}
     bt = {e.k: e for e in brute.evaluations}
     return {
-        "name": name, "rows": len(frame), "train_sizes": sizes, "t": t, "gcd": rule.approximate_gcd,
+        "name": name, "rows": len(frame), "train_sizes": sizes, "t": t, "gcd": gcd,
         "rule": (rule.chosen, at[rule.chosen].privacy, at[rule.chosen].accuracy),
         "brute": (brute.chosen, bt[brute.chosen].privacy, bt[brute.chosen].accuracy),
         "rule_checked": len(rule.evaluations), "brute_checked": len(brute.evaluations),
@@ -125,14 +133,15 @@ def table2_markdown(rows: list[dict], repeats: int, seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figures_8_9(repeats: int, seed: int) -> str:
+def figures_8_9(repeats: int, seed: int, directory: Path = RESULTS) -> str:
     """Adult, group sizes 200..600: accuracy overall and per class, class-wise vs modified (non class-wise)."""
     frame, roles = load("Adult")
     train, test = split_holdout(frame, "class", 0.1, seed)
     rows = []
     for k in (200, 300, 400, 500, 600):
         for variant in ("class_wise", "modified"):
-            ev = evaluate_size(Condensation(variant=variant, seed=seed), k, train, test, roles, "knn1", repeats)
+            ev = evaluate_value(Condensation(variant=variant, seed=seed), "k", k, train, test, roles, "knn1",
+                                repeats)
             rows.append((k, variant, ev.accuracy, ev.per_class, ev.privacy))
             print(f"  Adult k={k} {variant:<10} accuracy {ev.accuracy:.4f} per class "
                   + " ".join(f"{c}={v:.4f}" for c, v in ev.per_class.items()) + f" privacy {fmt(ev.privacy)}")
@@ -145,12 +154,12 @@ def figures_8_9(repeats: int, seed: int) -> str:
     for k, variant, acc, per, priv in rows:
         lines.append(f"| {k} | {variant} | {acc:.4f} | " + " | ".join(f"{per[c]:.4f}" for c in labels)
                      + f" | {fmt(priv)} |")
-    _plot_figures(rows, labels)
+    _plot_figures(rows, labels, directory)
     lines += ["", "Plot: `condensation_fig8_9.png`."]
     return "\n".join(lines) + "\n"
 
 
-def _plot_figures(rows, labels) -> None:
+def _plot_figures(rows, labels, directory: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -169,7 +178,7 @@ def _plot_figures(rows, labels) -> None:
         ax.set_xlabel("group size k")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(RESULTS / "condensation_fig8_9.png")
+    fig.savefig(directory / "condensation_fig8_9.png")
     plt.close(fig)
 
 
@@ -181,8 +190,10 @@ def main() -> None:
     parser.add_argument("--all-sizes-up-to", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-figures", action="store_true")
+    parser.add_argument("--output", type=Path, default=RESULTS / "condensation_table2.md",
+                        help="where to write the tables (default: the committed results file)")
     args = parser.parse_args()
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.output.parent.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in [n.strip() for n in args.datasets.split(",") if n.strip()]:
         try:
@@ -200,10 +211,10 @@ def main() -> None:
     text = table2_markdown(rows, args.repeats, args.seed)
     if not args.no_figures:
         try:
-            text += figures_8_9(args.repeats, args.seed)
+            text += figures_8_9(args.repeats, args.seed, args.output.parent)
         except FileNotFoundError as exc:
             print(f"Figures 8-9 skipped: {exc}")
-    out = RESULTS / "condensation_table2.md"
+    out = args.output
     out.write_text(text, encoding="utf-8")
     print(f"wrote {out}")
 

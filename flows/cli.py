@@ -26,6 +26,32 @@ console = Console(highlight=False, soft_wrap=True)
 console_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ppdp import __version__
+
+        console.print(f"ppdp {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="print the version and exit"),
+) -> None:
+    """Privacy-preserving data publishing: sanitize, validate, publish and audit releases of sensitive tables."""
+
+
+def internal_error(exc: BaseException, debug: bool) -> None:
+    """An unexpected error: one line with its type (its message may quote data), the traceback only on
+    request (--debug)."""
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    fail(f"internal error ({type(exc).__name__}); run again with --debug to see the traceback", 1)
+
+
 def fail(message: str, code: int) -> None:
     console_err.print(f"ppdp: {message}", markup=False)
     raise typer.Exit(code)
@@ -35,6 +61,7 @@ def fail(message: str, code: int) -> None:
 def run(
     spec: Path = typer.Argument(..., help="release spec (YAML)"),
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
 ) -> None:
     """Run a release: ingest, tag, tune, sanitize, validate, check utility, publish, audit."""
     from ppdp.tasks import audit
@@ -64,11 +91,15 @@ def run(
         except PpdpError as exc:
             fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
-            fail(f"internal error ({type(exc).__name__}); see the Prefect run log", 1)
+            internal_error(exc, debug)
     console.print(f"published release {result.release_id}")
     console.print(f"  folder        {result.folder}")
-    risk = "n/a" if result.linkage_risk is None else f"{result.linkage_risk:.3f}"
-    console.print(f"  privacy       k = {result.k}, linkage risk = {risk}")
+    console.print(f"  unit          {result.unit}" + (f", k = {result.k}" if result.k is not None else ""))
+    if result.tuned:
+        console.print(f"  tuned         {result.tuned}: {result.tuning_rule}", markup=False)
+    for c in result.claims:
+        value = "n/a" if c["value"] is None else f"{c['value']:.6g}"
+        console.print(f"  claim {c['name']:<20} {value} {c['comparison']} {c['threshold']:g}  holds", markup=False)
     console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
     for label, acc in result.per_class.items():
         console.print(f"    class {label:<12} {acc:.4f}", markup=False)
@@ -78,12 +109,14 @@ def run(
 def tune(
     spec: Path = typer.Argument(..., help="release spec (YAML)"),
     strategy: str | None = typer.Option(None, "--strategy",
-                                        help="rule_based | brute_force | approximate_gcd (default: the spec's)"),
-    buckets: int | None = typer.Option(None, "--buckets", help="brute force: check N equal-width group sizes"),
+                                        help="bisect | grid | suggested | lattice (default: the spec's)"),
+    buckets: int | None = typer.Option(None, "--buckets", help="grid: evaluate N evenly spaced values"),
     out: Path | None = typer.Option(None, "--out", help="folder for trace.json and tuning.png"),
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
 ) -> None:
-    """Only tune the group size: write the trace (JSON) and a plot of accuracy and privacy; publish nothing."""
+    """Only tune the method's parameter: write the trace (JSON) and a plot of accuracy and privacy; publish
+    nothing."""
     from ppdp.tasks import spec as spec_io
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.plots import tuning_plot_png
@@ -91,18 +124,20 @@ def tune(
     settings.apply()
     overrides = list(set_)
     if strategy is not None:
-        if strategy not in ("rule_based", "brute_force", "approximate_gcd"):
-            fail(f"error: --strategy {strategy}: expected rule_based, brute_force or approximate_gcd", 2)
-        overrides += [f"tuning.strategy={strategy}", "method.params.k=null"]
+        if strategy not in ("bisect", "grid", "suggested", "lattice"):
+            fail(f"error: --strategy {strategy}: expected bisect, grid, suggested or lattice", 2)
+        overrides.append(f"tuning.strategy={strategy}")
     if buckets is not None:
         overrides.append(f"tuning.buckets={buckets}")
     try:
+        if strategy is not None:  # the tuned parameter must not also be fixed in the method section
+            overrides.append(f"method.{_tuned_parameter(spec)}=null")
         resolved = spec_io.load_spec(spec, overrides)
         spec_io.preflight(resolved, check_root=False)
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
-    if resolved.tuning.strategy == "none":
-        fail("error: tuning.strategy is none in the spec: give --strategy", 2)
+    if resolved.tuning.strategy == "fixed":
+        fail("error: tuning.strategy is fixed in the spec: give --strategy", 2)
 
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
@@ -115,7 +150,7 @@ def tune(
         except PpdpError as exc:
             fail(f"error: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001
-            fail(f"internal error ({type(exc).__name__}); see the Prefect run log", 1)
+            internal_error(exc, debug)
     folder = out or Path("tuning") / f"{resolved.dataset}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "trace.json").write_text(trace.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -124,20 +159,38 @@ def tune(
         (folder / "tuning.png").write_bytes(plot)
     console_print_trace(trace)
     console.print(f"trace written to {folder / 'trace.json'}" + (f" and {folder / 'tuning.png'}" if plot else ""),
-                      markup=False)
+                  markup=False)
+
+
+def _tuned_parameter(spec: Path) -> str:
+    from ppdp.tasks import spec as spec_io
+    from ppdp.tasks.core.errors import SpecError
+    from ppdp.tasks.sanitize.registry import method_class
+
+    raw = spec_io.read_spec_mapping(Path(spec))
+    method = raw.get("method") if isinstance(raw.get("method"), dict) else {}
+    tuning = raw.get("tuning") if isinstance(raw.get("tuning"), dict) else {}
+    cls = method_class(str(method.get("name")))
+    parameter = tuning.get("parameter") or next(iter(cls.tunable), None)
+    if parameter is None:
+        raise SpecError(f"method {cls.name} has no tunable parameter")
+    return str(parameter)
 
 
 def console_print_trace(trace) -> None:
-    console.print(f"{trace.strategy}: chosen {trace.parameter} = {trace.chosen} ({trace.rule})", markup=False)
-    if trace.approximate_gcd is not None:
-        console.print(f"  threshold t = {trace.threshold}, approximate GCD = {trace.approximate_gcd}", markup=False)
+    console.print(f"{trace.strategy}: chosen {trace.parameter} = {trace.chosen:g} because: {trace.rule}"
+                  if trace.chosen is not None else f"{trace.strategy}: {trace.rule}", markup=False)
+    if trace.suggested is not None:
+        console.print(f"  method's suggestion = {trace.suggested:g}", markup=False)
     if trace.evaluations:
-        console.print(f"  {'k':>6} {'privacy':>8} {'accuracy':>9} {'seconds':>8}", markup=False)
+        console.print(f"  {trace.parameter:>10} {'privacy':>8} {'accuracy':>9} {'policy':>7} {'seconds':>8}",
+                      markup=False)
         for e in trace.evaluations:
             p = "n/a" if e.privacy is None else f"{e.privacy:.4f}"
-            console.print(f"  {e.k:>6} {p:>8} {e.accuracy:>9.4f} {e.seconds:>8.2f}", markup=False)
-    console.print(f"  {len(trace.evaluations)} of {trace.candidates} candidate sizes evaluated in "
-                      f"{trace.seconds:.1f} s", markup=False)
+            ok = "" if e.meets_policy is None else ("pass" if e.meets_policy else "fail")
+            console.print(f"  {e.value:>10g} {p:>8} {e.accuracy:>9.4f} {ok:>7} {e.seconds:>8.2f}", markup=False)
+    console.print(f"  {len(trace.evaluations)} of {trace.candidates} candidate values evaluated in "
+                  f"{trace.seconds:.1f} s", markup=False)
 
 
 def _names(text: str | None) -> list[str]:
@@ -146,8 +199,8 @@ def _names(text: str | None) -> list[str]:
 
 @app.command()
 def validate(
-    file: Path = typer.Argument(..., help="a CSV or Parquet table"),
-    qi: str = typer.Option(..., "--qi", help="quasi-identifiers, comma-separated"),
+    file: Path | None = typer.Argument(None, help="a CSV or Parquet table (or give --release DIR)"),
+    qi: str | None = typer.Option(None, "--qi", help="quasi-identifiers, comma-separated"),
     sa: str | None = typer.Option(None, "--sa", help="sensitive attributes, comma-separated"),
     k: int | None = typer.Option(None, "--k", help="gate: k-anonymity"),
     alpha: float | None = typer.Option(None, "--alpha", help="gate: (alpha,k)-anonymity"),
@@ -170,10 +223,23 @@ def validate(
     as_json: bool = typer.Option(False, "--json", help="print JSON (pyCANON's names for its measures)"),
     sep: str = typer.Option(",", "--sep", help="CSV separator"),
     na_values: str | None = typer.Option(None, "--na-values", help="CSV cells read as missing, comma-separated"),
+    attack: int = typer.Option(0, "--attack", min=0, help="run paper 002's random-query attacker with up to N "
+                               "queries drawn from the table's records (default 0: no attack)"),
     seed: int = typer.Option(0, "--seed", help="seed of the random-query attacker"),
+    release: Path | None = typer.Option(None, "--release", help="a published release folder: re-check every claim "
+                                                                 "of its manifest"),
+    original: Path | None = typer.Option(None, "--original", help="with --release: the original input, for "
+                                                                   "claims that compare with it"),
 ) -> None:
-    """Check any table outside a release: exit 0 if every given gate holds, 3 if not, 2 on bad input."""
+    """Check any table, or re-check a published release's claims (--release DIR [--original PATH]): exit 0 if
+    every gate or claim holds, 3 if one does not, 4 if a release claim needs --original, 2 on bad input."""
     import json
+
+    if release is not None:
+        _validate_release(release, original, as_json)
+        return
+    if file is None or not qi:
+        fail("error: give a table and --qi, or --release DIR", 2)
 
     from pydantic import ValidationError
 
@@ -204,7 +270,7 @@ def validate(
             fail(f"error: --hierarchy {name}: not a sensitive attribute given with --sa", 2)
     try:
         report = validate_file(file, _names(qi), sas, thresholds, sep=sep, na_values=_names(na_values),
-                               population=population, hierarchies=hierarchies, seed=seed)
+                               population=population, hierarchies=hierarchies, seed=seed, attack=attack)
     except PpdpError as exc:
         fail(f"error: {exc}", 2)
     if as_json:
@@ -212,6 +278,32 @@ def validate(
     else:
         _print_report(report, file)
     raise typer.Exit(0 if report.passed else 3)
+
+
+def _validate_release(folder: Path, original: Path | None, as_json: bool) -> None:
+    import json
+
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.privacy.recheck import recheck_release
+
+    try:
+        result = recheck_release(folder, original)
+    except PpdpError as exc:
+        fail(f"error: {exc}", 2)
+    m = result.manifest
+    if as_json:
+        console.print_json(json.dumps({
+            "release": str(folder), "release_id": m.release_id, "unit": m.unit, "holds": result.holds,
+            "claims": [{**c.claim.model_dump(mode="json"), "verdict": c.verdict, "rechecked_value": c.value,
+                        "note": c.note} for c in result.checks]}))
+    else:
+        console.print(f"{folder}: release {m.release_id}, {m.rows} rows, unit {m.unit}"
+                      + (f", group column {m.group_column}" if m.group_column else ""), markup=False)
+        for c in result.checks:
+            value = "n/a" if c.claim.value is None else f"{c.claim.value:.6g}"
+            console.print(f"  {c.claim.name:<22} {value:>10} {c.claim.comparison} {c.claim.threshold:<8g} "
+                          f"{c.verdict.upper():<15} {c.note}", markup=False)
+    raise typer.Exit(result.exit_code)
 
 
 def _print_report(report, file: Path) -> None:
@@ -235,8 +327,16 @@ def _print_report(report, file: Path) -> None:
             rows.append(("journalist risk (max / average)", f"{r.journalist_max:.4f} / {r.journalist_average:.4f}"))
     if report.attacker:
         a = report.attacker
-        rows.append((f"random queries ({a.queries}): re-identification mean / max",
-                     f"{a.reidentification_mean:.4f} / {a.reidentification_max:.4f}"))
+        sides = [("", a.original)] if a.release_is_original else [("original: ", a.original), ("release: ", a.release)]
+        for side, s in sides:
+            rows.append((f"{side}random queries ({a.queries}): re-identification median / mean / max",
+                         f"{s.reidentification_median:.4f} / {s.reidentification_mean:.4f} / "
+                         f"{s.reidentification_max:.4f}"))
+            rows.append((f"{side}queries matching exactly one record", f"{s.identifying_share:.4f}"))
+            if s.sensitive_association_mean is not None:
+                rows.append((f"{side}sensitive association median / mean / max",
+                             f"{s.sensitive_association_median:.4f} / {s.sensitive_association_mean:.4f} / "
+                             f"{s.sensitive_association_max:.4f}"))
     for name, value in rows:
         if value is not None:
             shown = f"{value:.6g}" if isinstance(value, float) else str(value)
@@ -269,20 +369,20 @@ RootOption = typer.Option(..., "--root", help="publish root holding audit.db")
 
 @audit_app.command("list")
 def audit_list(root: Path = RootOption) -> None:
-    """Every run recorded under ROOT, oldest first."""
+    """Every run recorded under ROOT, oldest first (as stored: `audit verify` checks the signatures)."""
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
     try:
         entries = audit.list_entries(root)
     except PpdpError as exc:
-        fail(f"error: {exc}", 2)
-    console.print(f"{'seq':>4}  {'release':<26} {'dataset':<16} {'status':<9} {'finished (UTC)':<19}  reason",
-              markup=False)
+        fail(f"error: {exc}", exc.exit_code)
+    console.print(f"{'seq':>4}  {'release':<26} {'dataset':<16} {'status':<11} {'finished (UTC)':<19}  reason",
+                  markup=False)
     for e in entries:
         reason = e.reason if len(e.reason) < 100 else e.reason[:97] + "..."
-        console.print(f"{e.seq:>4}  {e.release_id:<26} {e.dataset:<16} {e.status:<9} "
-                  f"{e.finished_at:%Y-%m-%d %H:%M:%S}  {reason}", markup=False)
+        console.print(f"{e.seq:>4}  {e.release_id:<26} {e.dataset:<16} {e.status:<11} "
+                      f"{e.finished_at:%Y-%m-%d %H:%M:%S}  {reason}", markup=False)
 
 
 @audit_app.command("show")
@@ -295,40 +395,71 @@ def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -
     try:
         entries = audit.find_entries(root, release_id)
     except PpdpError as exc:
-        fail(f"error: {exc}", 2)
+        fail(f"error: {exc}", exc.exit_code)
     if not entries:
         fail(f"error: no audit entry for release {release_id} under {root}", 2)
     for e in entries:
         for key, value in e.model_dump(mode="json").items():
+            if key == "files" and value:
+                value = ", ".join(f"{name} {digest[:12]}" for name, digest in value.items())
             console.print(f"{key:<16} {value}", markup=False)
         folder = release_folder(root, e.dataset, e.release_id)
         if e.status == "published" and (folder / "manifest.json").is_file():
-            m = load_manifest(folder)
-            console.print(f"{'folder':<16} {folder}", markup=False)
-            console.print(f"{'method':<16} {m.method.name}/{m.method.variant} {m.method.params}", markup=False)
-            console.print(f"{'privacy':<16} k={m.privacy.k} ({m.privacy.model}), linkage risk={m.privacy.linkage_risk}",
-                      markup=False)
-            console.print(f"{'utility':<16} accuracy={m.utility.accuracy:.4f} "
-                          f"original={m.utility.accuracy_original:.4f}", markup=False)
+            try:
+                m = load_manifest(folder)
+                claims = "; ".join(f"{c.name} {c.value if c.value is None else format(c.value, '.4g')} "
+                                   f"{c.comparison} {c.threshold:g}" for c in m.privacy.claims)
+                summary = [("folder", str(folder)), ("method", f"{m.method.name} {m.method.params}"),
+                           ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
+                           ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}")]
+            except Exception as exc:  # noqa: BLE001 - a damaged manifest is one line, never a traceback
+                fail(f"error: {folder / 'manifest.json'} cannot be read ({type(exc).__name__}); "
+                     "run ppdp audit verify", 1)
+            for key, value in summary:
+                console.print(f"{key:<16} {value}", markup=False)
 
 
 @audit_app.command("verify")
-def audit_verify(root: Path = RootOption) -> None:
-    """Recompute the hash chain and every published file's hash; exit 1 naming what was altered or removed."""
+def audit_verify(
+    root: Path = RootOption,
+    expect_head: str | None = typer.Option(
+        None, "--expect-head", help="a head printed earlier by `ppdp audit head` (the JSON text, or a file holding "
+        "it): detects a rewound, truncated or forked trail"),
+) -> None:
+    """Check every signature, the hash chain, the head, every release folder's exact files and hashes, and that
+    no release exists without its entry; exit 1 with one line per finding."""
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
     try:
-        entries = audit.list_entries(root)
+        head = audit.parse_head(expect_head) if expect_head is not None else None
+        problems = audit.verify(root, expect_head=head)
     except PpdpError as exc:
-        fail(f"error: {exc}", 2)
-    problems = audit.verify(root)
+        fail(f"error: {exc}", exc.exit_code)
     if problems:
         for p in problems:
             console_err.print(f"ppdp: audit: {p}", markup=False)
         raise typer.Exit(1)
+    entries = audit.list_entries(root)
     published = sum(1 for e in entries if e.status == "published")
-    console.print(f"audit trail intact: {len(entries)} entries, {published} published releases verified")
+    witnessed = " (expected head matched)" if head is not None else ""
+    console.print(f"audit trail intact: {len(entries)} entries, {published} published releases verified{witnessed}")
+
+
+@audit_app.command("head")
+def audit_head(root: Path = RootOption) -> None:
+    """Print the signed head of ROOT's trail (one line of JSON) after checking its chain and signatures: store it
+    outside the root and give it back to `ppdp audit verify --expect-head` to detect a rewound trail."""
+    import json
+
+    from ppdp.tasks import audit
+    from ppdp.tasks.core.errors import PpdpError
+
+    try:
+        head = audit.signed_head(root)
+    except PpdpError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    console.print(json.dumps(head, sort_keys=True), markup=False)
 
 
 def main() -> None:

@@ -1,5 +1,7 @@
-"""The release flow: spec -> ingest -> tag -> tune -> sanitize -> validate privacy -> check utility -> publish
--> audit. Each step is a thin Prefect task around a plain function of :mod:`tasks`; this file only wires.
+# ruff: noqa: I001  (ppdp.flows must be imported before prefect: it applies the data-safety settings)
+"""The release flow: spec -> ingest -> tag -> protect -> rare values -> hold out -> tune -> sanitize -> validate
+privacy -> check utility -> publish -> audit. Every step is a plain function of :mod:`ppdp.tasks` made a Prefect
+task by :func:`step`; this file only wires.
 
 Every task is declared with ``cache_policy=NO_CACHE, persist_result=False``: a cached or persisted task result
 is a pickle on disk, and these results are DataFrames of raw or sanitized data. Flow parameters are paths and
@@ -13,166 +15,143 @@ raises that exception, and the run is still marked failed.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 
-import pandas as pd
+import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
+
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 from prefect.states import Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
-from ppdp.schemas.manifest import Manifest, ReleaseResult
-from ppdp.schemas.reports import (
-    Evaluation,
-    ExpectationOutcome,
-    IngestReport,
-    MethodRecord,
-    PrivacyReport,
-    Roles,
-    TuningTrace,
-    UtilityReport,
-)
-from ppdp.schemas.spec import IdentifierPolicy, ReleaseSpec
-from ppdp.tasks import audit, ingest, publish, tag, tune, utility
+from ppdp.schemas.manifest import ReleaseResult
+from ppdp.schemas.reports import TuningTrace
+from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, tag, tune, utility
 from ppdp.tasks import spec as spec_io
-from ppdp.tasks.core.errors import PpdpError, ReleaseRejected
+from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import tuning_plot_png
-from ppdp.tasks.privacy.measure import describe_failed
 from ppdp.tasks.privacy.validate import privacy_checks
-from ppdp.tasks.sanitize import SanitizedTable, Sanitizer, build_sanitizer, run_with_record
+from ppdp.tasks.sanitize.registry import build_sanitizer, run_method
 
 STEPS = 8
 
 
-@task(name="load-spec", cache_policy=NO_CACHE, persist_result=False)
-def load_spec_step(spec_path: str, overrides: list[str]) -> ReleaseSpec:
-    return spec_io.load_spec(spec_path, overrides)
+class _Refusal:
+    """What a guarded step returns instead of raising: the exception, kept in memory (never persisted)."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
 
 
-@task(name="preflight", cache_policy=NO_CACHE, persist_result=False)
-def preflight_step(spec: ReleaseSpec, check_root: bool = True) -> list[str]:
-    return spec_io.preflight(spec, check_root=check_root)
-
-
-@task(name="ingest", cache_policy=NO_CACHE, persist_result=False)
-def ingest_step(spec: ReleaseSpec) -> tuple[pd.DataFrame, IngestReport]:
-    return ingest.ingest(spec)
-
-
-@task(name="tag", cache_policy=NO_CACHE, persist_result=False)
-def tag_step(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
-    return tag.tag_columns(frame, spec)
-
-
-@task(name="protect-identifiers", cache_policy=NO_CACHE, persist_result=False)
-def protect_step(frame: pd.DataFrame, roles: Roles, policy: IdentifierPolicy, key: bytes | None) -> pd.DataFrame:
-    return tag.protect_identifiers(frame, roles, policy, key)
-
-
-@task(name="hold-out", cache_policy=NO_CACHE, persist_result=False)
-def split_step(frame: pd.DataFrame, roles: Roles, spec: ReleaseSpec) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return utility.split_holdout(frame, roles.class_column, spec.utility.test_fraction, spec.seed)
-
-
-@task(name="evaluate-group-size", cache_policy=NO_CACHE, persist_result=False)
-def evaluate_step(sanitizer: Sanitizer, k: int, train: pd.DataFrame, test: pd.DataFrame, roles: Roles,
-                  classifier: str, repeats: int) -> Evaluation:
-    return tune.evaluate_size(sanitizer, k, train, test, roles, classifier, repeats)
-
-
-@task(name="sanitize", cache_policy=NO_CACHE, persist_result=False)
-def sanitize_step(sanitizer: Sanitizer, train: pd.DataFrame, roles: Roles) -> tuple[SanitizedTable, MethodRecord]:
-    return run_with_record(sanitizer, train, roles)
-
-
-@task(name="validate-privacy", cache_policy=NO_CACHE, persist_result=False)
-def privacy_step(train: pd.DataFrame, release: SanitizedTable, roles: Roles, spec: ReleaseSpec) -> PrivacyReport:
-    return privacy_checks(train, release, roles, spec)
-
-
-@task(name="check-utility", cache_policy=NO_CACHE, persist_result=False)
-def utility_step(train: pd.DataFrame, release: SanitizedTable, test: pd.DataFrame, roles: Roles,
-                 spec: ReleaseSpec) -> UtilityReport:
-    return utility.evaluate_utility(train, release.frame, test, roles, spec.utility, spec.seed)
-
-
-@task(name="check-output", cache_policy=NO_CACHE, persist_result=False)
-def output_step(release: SanitizedTable, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOutcome]:
-    return publish.check_output(release.frame, release.groups, roles, spec, release.release_kind == "synthetic")
-
-
-@task(name="publish", cache_policy=NO_CACHE, persist_result=False)
-def publish_step(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, bytes], started: datetime
-                 ) -> tuple[Path, Manifest, str]:
-    return publish.publish_release(frame, manifest, extras, started)
-
-
-# -- plain helpers the steps call (no Prefect inside) ------------------------------------------------------
-def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
-    """The HMAC key for pseudonyms: a Prefect Secret block if named, else the environment variable."""
-    if policy.action != "pseudonymize":
-        return None
-    if policy.key_secret_block:
-        from prefect.blocks.system import Secret
-
+def _guarded(fn):
+    def run(*args, **kwargs):
         try:
-            value = Secret.load(policy.key_secret_block).get()
-            if value:
-                return str(value).encode("utf-8")
-        except (ValueError, RuntimeError):
-            pass
-    value = os.environ.get(policy.key_env)
-    return value.encode("utf-8") if value else None
+            return fn(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - handed to the flow, which audits and reports it
+            return _Refusal(exc)
+
+    run.__name__ = getattr(fn, "__name__", "step")
+    run.__doc__ = fn.__doc__
+    return run
 
 
-@dataclass(frozen=True)
-class Prepared:
-    """What every flow needs before tuning: validated input, roles, and the training / held-out split."""
-
-    ingest: IngestReport
-    roles: Roles
-    train: pd.DataFrame
-    test: pd.DataFrame
+def _unwrap(value):
+    if isinstance(value, _Refusal):
+        raise value.error
+    return value
 
 
-def prepare(spec: ReleaseSpec, logger, check_root: bool = True) -> Prepared:
-    """Preflight, ingest, tag, protect identifiers, hold out (each a task)."""
-    preflight_step(spec, check_root)
-    frame, ingest_report = ingest_step(spec)
+class _Future:
+    def __init__(self, future) -> None:
+        self.future = future
+
+    def result(self):
+        return _unwrap(self.future.result())
+
+
+class step:  # noqa: N801 - used like a decorator
+    """A plain step function as a Prefect task that never caches or persists its result (see above).
+
+    An expected refusal (a :class:`PpdpError`) or an unexpected error inside the task is returned to the flow
+    rather than raised inside the task, so Prefect neither logs a traceback nor stores the exception text for
+    the task run; calling the step (or a submitted step's ``result()``) in the flow raises it there, where the
+    flow audits it and ends in a ``Failed`` state without exception text (see :func:`release_flow`).
+    """
+
+    def __init__(self, fn, name: str) -> None:
+        self.task = task(_guarded(fn), name=name, cache_policy=NO_CACHE, persist_result=False)
+
+    def __call__(self, *args, **kwargs):
+        return _unwrap(self.task(*args, **kwargs))
+
+    def submit(self, *args, **kwargs) -> _Future:
+        return _Future(self.task.submit(*args, **kwargs))
+
+
+load_spec = step(spec_io.load_spec, "load-spec")
+preflight = step(spec_io.preflight, "preflight")
+read_input = step(ingest.ingest, "ingest")
+tag_columns = step(tag.tag_columns, "tag")
+protect_identifiers = step(tag.protect_identifiers, "protect-identifiers")
+merge_rare = step(rare.merge_rare_categories, "merge-rare-categories")
+hold_out = step(utility.split_holdout, "hold-out")
+evaluate = step(tune.evaluate_value, "evaluate")
+sanitize = step(run_method, "sanitize")
+measure_privacy = step(privacy_checks, "validate-privacy")
+enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
+check_utility = step(utility.evaluate_utility, "check-utility")
+enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
+check_output = step(publish.check_output, "check-output")
+build_manifest = step(publish.build_manifest, "build-manifest")
+write_release = step(publish.publish_release, "publish")
+
+
+def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
+    """Preflight, ingest, tag, protect identifiers, merge rare values, hold out (each a task)."""
+    preflight(spec, check_root)
+    frame, ingest_report = read_input(spec)
     logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
                 len(ingest_report.columns), ingest_report.expectation_count)
-    roles = tag_step(frame, spec)
+    roles = tag_columns(frame, spec)
     logger.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s", STEPS,
-                len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action, roles.class_column)
-    protected = protect_step(frame, roles, spec.identifiers, pseudonym_key(spec.identifiers))
-    train, test = split_step(protected, roles, spec)
-    return Prepared(ingest=ingest_report, roles=roles, train=train, test=test)
+                len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
+                "declared" if roles.class_column else "none")
+    protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
+    protected, rare_report = merge_rare(protected, roles, spec.rare_k)
+    train, test = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    return ingest_report, roles, rare_report, train, test
 
 
-def tune_group_size(spec: ReleaseSpec, prep: Prepared) -> tuple[Sanitizer, TuningTrace]:
-    """The tuning step: evaluations run as parallel Prefect tasks."""
-    base = build_sanitizer(spec.method, k=spec.method.params.k, seed=spec.seed, threshold=spec.threshold)
+def tune_method(spec: ReleaseSpec, roles, train, test):
+    """The tuning step: the base sanitizer and the trace; evaluations run as parallel Prefect tasks."""
+    base = build_sanitizer(spec.method, seed=spec.seed)
+    check = spec.tuning.objective == "best_utility_meeting_policy"
+    parameter = spec.tuning.parameter or next(iter(base.tunable), None)
 
-    def evaluate_many(sizes: list[int]) -> list[Evaluation]:
-        futures = [evaluate_step.submit(base, k, prep.train, prep.test, prep.roles, spec.utility.classifier,
-                                        spec.tuning.repeats) for k in sizes]
+    def evaluate_many(values: list[float]):
+        futures = [evaluate.submit(base, parameter, int(v) if float(v).is_integer() else v, train, test, roles,
+                                   spec.utility.classifier, spec.tuning.repeats, spec.privacy, check)
+                   for v in values]
         return [f.result() for f in futures]
 
-    trace = tune.tune(spec.tuning, threshold=spec.threshold, sizes=tune.class_sizes(prep.train, prep.roles),
-                      fixed_k=spec.method.params.k, evaluate_many=evaluate_many)
-    return base, trace
+    # the search itself runs here, in the flow, so that its evaluations can be submitted as parallel tasks
+    trace: TuningTrace = tune.tune(spec.tuning, sanitizer=base, domains=base.domains(train, roles), policy=spec.privacy,
+                                sizes=tune.class_sizes(train, roles), evaluate_many=evaluate_many,
+                                suggest=lambda t: base.suggest(train, roles, t))
+    chosen = base if trace.parameter is None or trace.chosen is None else base.with_params(
+        **{trace.parameter: trace.chosen})
+    return chosen, trace
 
 
 # -- the flows ---------------------------------------------------------------------------------------------
-@flow(name="ppdp-release", persist_result=False, log_prints=False,
-      task_runner=ThreadPoolTaskRunner(max_workers=2))
+@flow(name="ppdp-release", persist_result=False, log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))
 def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:  # or a Failed state
-    """Run one release from a spec file; raise :class:`tasks.core.errors.PpdpError` when refused (nothing published)."""
+    """Run one release from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused (nothing
+    published)."""
     logger = get_run_logger()
     overrides = list(overrides or [])
     started = datetime.now(UTC)
@@ -181,51 +160,41 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
     known: dict[str, str | None] = {"spec_sha256": None, "input_sha256": None}
     spec: ReleaseSpec | None = None
     try:
-        spec = load_spec_step(spec_path, overrides)
+        spec = load_spec(spec_path, overrides)
         known["spec_sha256"] = spec_io.spec_sha256(spec)
-        logger.info("[1/%d] spec %s: dataset %s, method %s/%s", STEPS, spec_path, spec.dataset, spec.method.name,
-                    spec.method.variant)
-        prep = prepare(spec, logger)
-        known["input_sha256"] = prep.ingest.input_sha256
-        ingest_report, roles, train, test = prep.ingest, prep.roles, prep.train, prep.test
-        base, trace = tune_group_size(spec, prep)
-        logger.info("[4/%d] tune (%s): k=%d after %d evaluations", STEPS, trace.strategy, trace.chosen,
-                    len(trace.evaluations))
-        release, method = sanitize_step(base.with_params(k=trace.chosen), train, roles)
-        logger.info("[5/%d] sanitize: %d records in %d groups (%.2fs)", STEPS, len(release.frame), method.groups,
+        logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
+        ingest_report, roles, rare_report, train, test = prepare(spec, logger)
+        known["input_sha256"] = ingest_report.input_sha256
+        sanitizer, trace = tune_method(spec, roles, train, test)
+        logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
+        release, method = sanitize(sanitizer, train, roles)
+        logger.info("[5/%d] sanitize: %d records, unit %s (%.2fs)", STEPS, len(release.frame), release.unit,
                     method.seconds)
-        privacy = privacy_step(train, release, roles, spec)
-        logger.info("[6/%d] privacy: k=%d, linkage risk %s", STEPS, privacy.k,
-                    "n/a" if privacy.linkage_risk is None else f"{privacy.linkage_risk:.3f}")
-        if privacy.failed:
-            raise ReleaseRejected(f"privacy gate failed: {describe_failed(privacy.failed)}",
-                                  [g.name for g in privacy.failed])
-        util = utility_step(train, release, test, roles, spec)
+        privacy = enforce_privacy(measure_privacy(train, release, roles, spec))
+        logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
+        util = enforce_utility(check_utility(train, release.frame, test, roles, spec.utility, spec.seed))
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
-        if util.failed:
-            raise ReleaseRejected(f"utility gate failed: {describe_failed(util.failed)}", [g.name for g in util.failed])
-
-        output_checks = output_step(release, roles, spec)
-        manifest = Manifest(
-            release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest_report.input_sha256,
-            rows=len(release.frame), columns=list(release.frame.columns), spec=spec,
-            spec_sha256=known["spec_sha256"], roles=roles, ingest=ingest_report, method=method, seed=spec.seed,
-            privacy=privacy, utility=util, tuning=trace, output_checks=output_checks,
-            versions=publish.collect_versions(), flow_run_id=run_id,
-        )
+        output_checks = check_output(release, roles, spec)
+        manifest = build_manifest(
+            release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
+            ingest=ingest_report, release=release, method=method, privacy=privacy, utility=util, tuning=trace,
+            output_checks=output_checks, rare=rare_report, flow_run_id=run_id)
         plot = tuning_plot_png(trace)
-        folder, manifest, _ = publish_step(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)
+        folder, manifest, _ = write_release(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)
         logger.info("[8/%d] published %s", STEPS, folder)
         return ReleaseResult(
-            release_id=release_id, status="published", reason="published", folder=str(folder), k=privacy.k,
-            linkage_risk=privacy.linkage_risk, accuracy=util.accuracy, accuracy_original=util.accuracy_original,
+            release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
+            k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
+            accuracy_original=util.accuracy_original, claims=[c.model_dump(mode="json") for c in privacy.claims],
+            tuning_rule=trace.rule, tuned=None if trace.parameter is None else f"{trace.parameter}={trace.chosen}",
             per_class={c.label: c.sanitized for c in util.per_class},
         )
     except PpdpError as exc:
         root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)
         audit.record_refusal(root, release_id=release_id, dataset=spec.dataset if spec else None, error=exc,
                              started_at=started, flow_run_id=run_id, **known)
-        return Failed(message=str(exc), data=exc)  # raised to the caller; see the note at the top
+        # raised to the caller; the state's message (stored by Prefect) names the kind of refusal only
+        return Failed(message=f"release refused ({type(exc).__name__}; see the audit trail)", data=exc)
     except Exception as exc:  # an unexpected failure is recorded too, by type only (messages may hold data)
         audit.record_refusal(spec.publish.root if spec is not None else None, release_id=release_id,
                              dataset=spec.dataset if spec else None,
@@ -234,18 +203,17 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         return Failed(message=f"internal error ({type(exc).__name__})", data=exc)
 
 
-
 @flow(name="ppdp-tune", persist_result=False, log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))
 def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace:  # or a Failed state
-    """Only the tuning: ingest, tag, hold out, evaluate group sizes; returns the trace (nothing is published)."""
+    """Only the tuning: ingest, tag, hold out, evaluate values; returns the trace (nothing is published)."""
     logger = get_run_logger()
     try:
-        spec = load_spec_step(spec_path, list(overrides or []))
-        prep = prepare(spec, logger, check_root=False)
-        _, trace = tune_group_size(spec, prep)
-        logger.info("tune (%s): k=%d after %d evaluations", trace.strategy, trace.chosen, len(trace.evaluations))
+        spec = load_spec(spec_path, list(overrides or []))
+        _, roles, _, train, test = prepare(spec, logger, check_root=False)
+        _, trace = tune_method(spec, roles, train, test)
+        logger.info("tune (%s): %s", trace.strategy, trace.rule)
         return trace
     except PpdpError as exc:
-        return Failed(message=str(exc), data=exc)
+        return Failed(message=f"tuning refused ({type(exc).__name__})", data=exc)
     except Exception as exc:  # noqa: BLE001 - by type only: the message may quote data
         return Failed(message=f"internal error ({type(exc).__name__})", data=exc)

@@ -1,39 +1,6 @@
-"""The contract between steps: pydantic models of the release spec, step reports, manifest and audit entry."""
+"""The contract between steps: pydantic models of the release spec, step reports, manifest and audit entry.
 
-from ppdp.schemas.manifest import AuditEntry, Manifest, ReleaseResult, Versions
-from ppdp.schemas.reports import (
-    ClassAccuracy,
-    ColumnTag,
-    Evaluation,
-    ExpectationOutcome,
-    GateResult,
-    IngestReport,
-    MethodRecord,
-    PrivacyReport,
-    Roles,
-    TuningTrace,
-    UtilityReport,
-)
-from ppdp.schemas.spec import ColumnKind, ColumnSpec, ReleaseSpec, Role
-
-__all__ = [
-    "AuditEntry",
-    "ClassAccuracy",
-    "ColumnKind",
-    "ColumnSpec",
-    "ColumnTag",
-    "Evaluation",
-    "ExpectationOutcome",
-    "GateResult",
-    "IngestReport",
-    "Manifest",
-    "MethodRecord",
-    "PrivacyReport",
-    "ReleaseResult",
-    "ReleaseSpec",
-    "Role",
-    "Roles",
-    "TuningTrace",
-    "UtilityReport",
-    "Versions",
-]
+Import models from their modules (``ppdp.schemas.spec``, ``ppdp.schemas.reports``, ``ppdp.schemas.methods``,
+``ppdp.schemas.manifest``). The spec's ``method`` union is built from the sanitizer registry, so this package
+imports nothing eagerly (a sanitizer importing ``ppdp.schemas.reports`` must not pull in the spec).
+"""

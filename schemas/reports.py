@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from ppdp.schemas.spec import ColumnKind, Role
+from ppdp.schemas.base import ColumnKind, Role
 
 
 class Report(BaseModel):
@@ -49,6 +49,10 @@ class ColumnTag(Report):
     source: Literal["declared", "auto"]
     reason: str
     order: list[str] | None = Field(None, description="declared category order of an ordinal column")
+    position: int | None = Field(None, ge=0, description="0-based position of the column in the input (set by "
+                                                         "tagging)")
+    treatment: Literal["dropped", "pseudonymized"] | None = Field(
+        None, description="dropped / pseudonymized before sanitizing; None: decided by the sanitizer")
 
 
 class Roles(Report):
@@ -87,32 +91,84 @@ class Roles(Report):
     @property
     def attributes(self) -> list[str]:
         """Published columns other than identifiers and the class: what sanitizers transform."""
-        return [c.name for c in self.columns if c.role not in (Role.identifier, Role.class_)]
+        return [c.name for c in self.columns
+                if c.role not in (Role.identifier, Role.class_) and c.treatment != "dropped"]
+
+    @property
+    def dropped(self) -> list[str]:
+        """Columns dropped before sanitizing (identifiers under ``identifiers.action: drop``, and undeclared
+        columns that could identify or carry free text): never published."""
+        return [c.name for c in self.columns if c.treatment == "dropped"]
+
+
+# -- rare categories ---------------------------------------------------------------------------------
+class RareCategoryColumn(Report):
+    """What the rare-value rule did to one categorical column (counts only, never a value)."""
+
+    position: int | None = Field(None, description="0-based position of the column in the input")
+    name: str
+    action: Literal["merged", "merged_adjacent", "suppressed", "rows_removed"] = Field(
+        ..., description="merged: into the token; merged_adjacent: into the nearest frequent category of the "
+        "declared order; suppressed: set missing; rows_removed: class column, the rows were left out")
+    values_merged: int = Field(..., ge=0, description="distinct values that occurred fewer than k times")
+    cells_affected: int = Field(..., ge=0, description="cells changed (rows_removed: rows left out)")
+    token: str | None = Field(None, description="the value rare categories were merged into (action merged)")
+
+
+class RareCategoryReport(Report):
+    """The rare-value rule: no published categorical cell holds a value seen fewer than k times in the input."""
+
+    k: int = Field(..., ge=1)
+    columns_checked: int = Field(..., ge=0, description="categorical columns the rule was applied to")
+    columns: list[RareCategoryColumn] = Field(default_factory=list, description="columns that had rare values")
+    rows_in: int = Field(..., ge=0)
+    rows_out: int = Field(..., ge=0)
+
+    @property
+    def rows_removed(self) -> int:
+        return self.rows_in - self.rows_out
+
+    @property
+    def cells_affected(self) -> int:
+        return sum(c.cells_affected for c in self.columns if c.action != "rows_removed")
 
 
 # -- tune --------------------------------------------------------------------------------------------
 class Evaluation(Report):
-    """One group size tried by the tuner: privacy and utility measured on the held-out part."""
+    """One value of the tuned parameter: privacy and utility measured on the held-out part."""
 
-    k: int
-    privacy: float | None = Field(None, description="confidence-interval privacy (paper 000), mean of runs")
+    value: float = Field(..., description="the tuned parameter's value")
+    privacy: float | None = Field(None, description="the unit's privacy figure (generating_group: paper 000's "
+                                                    "confidence-interval privacy; record: DCR quantile; "
+                                                    "equivalence_class: k), mean of runs")
     accuracy: float
     per_class: dict[str, float]
+    meets_policy: bool | None = Field(None, description="every privacy gate passed (objective "
+                                                        "best_utility_meeting_policy only)")
     runs: int
     seconds: float
 
+    @property
+    def k(self) -> int:
+        """The value as an integer (for integer parameters such as a group size)."""
+        return int(round(self.value))
+
 
 class TuningTrace(Report):
-    strategy: Literal["none", "approximate_gcd", "rule_based", "brute_force"]
-    parameter: str = "k"
-    threshold: int | None = None
+    strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"]
+    parameter: str | None = Field(None, description="the tuned parameter (None: the method has none)")
+    objective: str = "most_privacy_within_gap"
+    safer: Literal["larger", "smaller"] | None = Field(None, description="which direction of the parameter is safer")
+    low: float | None = Field(None, description="lower bound searched")
+    high: float | None = Field(None, description="upper bound searched")
+    threshold: float | None = Field(None, description="the policy threshold on the parameter (privacy.k for k)")
     accuracy_gap: float | None = None
     class_sizes: dict[str, int] = Field(default_factory=dict)
-    approximate_gcd: int | None = None
-    candidates: int = Field(0, description="group sizes the strategy considered")
+    suggested: float | None = Field(None, description="the method's own suggestion (condensation: approximate GCD)")
+    candidates: int = Field(0, description="values the strategy considered")
     evaluations: list[Evaluation] = Field(default_factory=list)
-    chosen: int
-    rule: str = Field(..., description="why this value was chosen")
+    chosen: int | float | None
+    rule: str = Field(..., description="why this value was chosen, in one line")
     seconds: float = 0.0
 
 
@@ -121,20 +177,32 @@ class MethodRecord(Report):
     """The method as it actually ran: every parameter, the tuned one included."""
 
     name: str
-    variant: str | None
     params: dict[str, int | float | str | bool | None]
-    release_kind: Literal["synthetic", "generalized"]
-    groups: int
+    unit: Literal["equivalence_class", "generating_group", "record"]
+    groups: int | None = Field(None, description="generating groups or equivalence classes formed (None: record)")
+    suppressed_rows: int = 0
+    suppressed_cells: dict[str, int] = Field(default_factory=dict)
     seconds: float
 
 
 # -- privacy -----------------------------------------------------------------------------------------
-class GateResult(Report):
-    name: str
-    threshold: float
+class Claim(Report):
+    """One privacy claim of a release: a measure, its value, the policy threshold, and how to re-check it."""
+
+    name: str = Field(..., description="the gate (a privacy key of the spec)")
+    measure: str = Field("", description="what is measured, over what")
+    unit: Literal["equivalence_class", "generating_group", "record"] | None = None
     value: float | None
+    threshold: float
+    comparison: Literal[">=", "<=", "<"] = ">="
     passed: bool
+    recheck: Literal["published", "original"] = Field(
+        "published", description="published: from the published table alone; original: also needs the original "
+                                 "input (ppdp validate --release DIR --original PATH)")
     worst: str | None = Field(None, description="which group, class or attribute is worst (never a value)")
+
+
+GateResult = Claim  # a gate's outcome is the claim it makes
 
 
 class AnonymityMeasures(Report):
@@ -190,52 +258,78 @@ class PerturbationMeasures(Report):
     ck: float
 
 
-class QueryAttack(Report):
-    """Paper 002, section 4.2: random queries over quasi-identifier values an attacker may know."""
+class QueryAnswersSummary(Report):
+    """What paper 002's random queries achieve on one table. Statistics are over all queries; a query matching no
+    record counts as probability 0 (the attacker finds nobody)."""
 
-    queries: int
-    stop_after: int
-    reidentification_mean: float
-    reidentification_median: float
+    matched_queries: int = Field(..., description="queries matching at least one record")
+    identifying_share: float = Field(..., description="share of queries matching exactly one record")
+    matches_median: float = Field(..., description="median number of records a query matches")
+    reidentification_mean: float = Field(..., description="S1: 1 / records matching the query")
     reidentification_q1: float
+    reidentification_median: float
     reidentification_q3: float
     reidentification_max: float
-    sensitive_association_mean: float | None = None
+    sensitive_association_mean: float | None = Field(
+        None, description="S2: per query the largest P(S2|a) = matching records with value a / matching records")
+    sensitive_association_q1: float | None = None
+    sensitive_association_median: float | None = None
+    sensitive_association_q3: float | None = None
     sensitive_association_max: float | None = None
 
 
+class QueryAttack(Report):
+    """Paper 002, section 4.2 and Figure 4.3: random queries drawn from the original table's records (some of a
+    record's quasi-identifier values), asked of the original and of the release."""
+
+    queries: int = Field(..., description="distinct queries kept")
+    draws: int = Field(..., description="random draws made")
+    stop_after: int = Field(..., description="the stopping rule's n: stop after n draws that add no query")
+    seed: int
+    sensitive_attributes: list[str] = Field(default_factory=list)
+    release_is_original: bool = Field(..., description="a standalone table: the original is the release")
+    original: QueryAnswersSummary
+    release: QueryAnswersSummary
+
+
 class PrivacyReport(Report):
-    model: Literal["synthetic_groups", "equivalence_classes"] = Field(
-        ...,
-        description="synthetic_groups: k is the smallest group records were generated from; "
-        "equivalence_classes: k is the smallest set of published rows sharing all QI values",
+    unit: Literal["equivalence_class", "generating_group", "record"] = Field(
+        "equivalence_class",
+        description="equivalence_class: classes are published rows sharing all QI values; generating_group: "
+        "classes are the groups records were generated from (the published group column); record: no classes",
     )
-    k: int
+    k: int | None = Field(None, description="smallest class (None for record releases)")
     quasi_identifiers: list[str]
     sensitive_attributes: list[str] = Field(default_factory=list)
     records: int
-    groups: int
-    mean_group_size: float
+    groups: int | None = None
+    mean_group_size: float | None = None
     linkage_risk: float | None = Field(
-        None, description="share of training records whose nearest published record came from their own group"
+        None, description="share of original records whose nearest published record stands for them (record) or "
+                          "came from their own group (generating_group)"
     )
+    dcr_quantile: float | None = Field(None, description="the policy's quantile of distance to closest record")
     measures: AnonymityMeasures | None = None
     risk: RiskMeasures | None = None
     synthetic: SyntheticMeasures | None = None
     perturbation: PerturbationMeasures | None = None
     attacker: QueryAttack | None = None
-    gates: list[GateResult] = Field(default_factory=list)
+    claims: list[Claim] = Field(default_factory=list)
     # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
     _details: dict = PrivateAttr(default_factory=dict)
     _recursive: tuple | None = PrivateAttr(default=None)
 
     @property
-    def passed(self) -> bool:
-        return all(g.passed for g in self.gates)
+    def gates(self) -> list[Claim]:
+        return self.claims
 
     @property
-    def failed(self) -> list[GateResult]:
-        return [g for g in self.gates if not g.passed]
+    def passed(self) -> bool:
+        return all(g.passed for g in self.claims)
+
+    @property
+    def failed(self) -> list[Claim]:
+        return [g for g in self.claims if not g.passed]
 
 
 # -- utility -----------------------------------------------------------------------------------------

@@ -7,35 +7,14 @@ column exists, there is a quasi-identifier) live in :mod:`tasks.spec`.
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-
-class StrictModel(BaseModel):
-    """Base of every spec model: unknown keys are rejected, values are validated on assignment."""
-
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class Role(str, Enum):
-    """What a column is, for privacy purposes."""
-
-    identifier = "identifier"  # direct identifier: never published as is
-    quasi_identifier = "quasi_identifier"  # linkable to outside data: protected and measured
-    sensitive = "sensitive"  # what an attacker wants to learn
-    class_ = "class"  # the label a data miner predicts
-    other = "other"
-
-
-class ColumnKind(str, Enum):
-    """How a column is encoded for the numeric methods (condensation, utility classifiers, distances)."""
-
-    numeric = "numeric"
-    ordinal = "ordinal"  # categories with an order: encoded as their rank
-    nominal = "nominal"  # unordered categories: one-hot encoded
+from ppdp.schemas.base import ColumnKind, Role, StrictModel
+from ppdp.schemas.methods import Unit
+from ppdp.tasks.sanitize.registry import MethodSpec
 
 
 class ColumnSpec(StrictModel):
@@ -103,6 +82,13 @@ class TaggingSpec(StrictModel):
         le=1,
         description="a column that raises the share of sample-unique records by this much is a quasi-identifier",
     )
+    undeclared: Literal["drop", "refuse", "keep"] = Field(
+        "drop",
+        description="an undeclared text column that could identify someone or carry free text (identifier-shaped "
+        "values in >= 1% of cells, >= 50% distinct values, or prose): drop it (recorded with the reason), refuse "
+        "the release (a spec error naming the column), or keep it (your responsibility; rare values are still "
+        "merged or suppressed)",
+    )
 
 
 class PrivacyThresholds(StrictModel):
@@ -140,8 +126,18 @@ class PrivacyThresholds(StrictModel):
                                               description="highest 1/|population class| (needs population)")
     population: Path | None = Field(None, description="population table (CSV/Parquet) for journalist risk")
     max_linkage_risk: float | None = Field(
-        None, ge=0, le=1, description="synthetic releases: max share of training records linked to their own group"
+        None, ge=0, le=1,
+        description="generating_group and record units: max share of original records whose nearest published "
+                    "record stands for them (record) or came from their own group (generating_group)",
     )
+    min_dcr: float | None = Field(
+        None, ge=0, description="generating_group and record units: the dcr_quantile of the distance from each "
+                                "original record to its closest published record (standardized quasi-identifiers) "
+                                "must reach this")
+    dcr_quantile: float = Field(0.05, gt=0, lt=1, description="the quantile min_dcr applies to")
+    min_vd: float | None = Field(
+        None, ge=0, description="record unit: paper 004's value difference ||A - A'||_F / ||A||_F over the numeric "
+                                "attributes must reach this")
 
     @model_validator(mode="after")
     def _variants(self) -> PrivacyThresholds:
@@ -157,43 +153,66 @@ class PrivacyThresholds(StrictModel):
 
 
 class PrivacyPolicy(PrivacyThresholds):
-    """Gates every release must pass (k is required). A failed gate stops the release; nothing is published."""
-
-    k: int = Field(..., ge=2, description="k-anonymity: minimum equivalence class (or generating group) size")
-
-
-class CondensationParams(StrictModel):
-    k: int | None = Field(None, ge=2, description="group size; set it with tuning.strategy: none")
-    class_weight: float = Field(
-        2.0, gt=0, description="weight of the class label in the k-means distance (modified and original)"
-    )
-    distribution: Literal["uniform", "gaussian"] = "uniform"
-    kmeans_max_iter: int = Field(20, ge=1, le=1000, description="k-means iterations (modified and class_wise)")
+    """Gates every release must pass. Which gates apply depends on the method's privacy unit (see
+    :data:`ppdp.schemas.spec.GATE_UNITS`): a gate that does not apply is a spec error, and at least one that
+    applies must be set (fail closed). A failed gate stops the release; nothing is published."""
 
 
-class CondensationMethod(StrictModel):
-    name: Literal["condensation"]
-    variant: Literal["original", "modified", "class_wise"] = "class_wise"
-    params: CondensationParams = Field(default_factory=CondensationParams)
+GATE_UNITS: dict[str, tuple[Unit, ...]] = {
+    "k": ("equivalence_class", "generating_group"),
+    "alpha": ("equivalence_class", "generating_group"),
+    "l": ("equivalence_class", "generating_group"),
+    "t": ("equivalence_class", "generating_group"),
+    "delta": ("equivalence_class", "generating_group"),
+    "beta": ("equivalence_class", "generating_group"),
+    "max_prosecutor_risk": ("equivalence_class", "generating_group"),
+    "max_average_risk": ("equivalence_class", "generating_group"),
+    "max_records_at_risk": ("equivalence_class", "generating_group"),
+    "max_marketer_risk": ("equivalence_class", "generating_group"),
+    "max_sample_uniques": ("equivalence_class", "generating_group"),
+    "max_journalist_risk": ("equivalence_class",),
+    "max_linkage_risk": ("generating_group", "record"),
+    "min_dcr": ("generating_group", "record"),
+    "min_vd": ("record",),
+}
+"""Each privacy gate (a ``privacy`` key) and the privacy units it applies to."""
 
-    @property
-    def needs_class(self) -> bool:
-        return self.variant == "class_wise"
 
-
-MethodSpec = Annotated[CondensationMethod, Field(discriminator="name")]
+def gates_set(policy: PrivacyThresholds) -> list[str]:
+    """The gates a policy sets, in table order."""
+    return [name for name in GATE_UNITS if getattr(policy, name) is not None]
 
 
 class TuningSpec(StrictModel):
-    """How the method's privacy parameter (the group size k) is chosen."""
+    """How the method's tunable parameter is chosen (paper 000's tuning, for any parameter of any method).
 
-    strategy: Literal["none", "approximate_gcd", "rule_based", "brute_force"] = "none"
-    min_group_size: int | None = Field(
-        None, ge=2, description="the threshold t: the smallest group size considered (default privacy.k)"
-    )
-    accuracy_gap: float = Field(0.05, gt=0, lt=1, description="the accuracy-gap threshold t_a")
-    buckets: int | None = Field(None, ge=2, description="brute force: check this many equal-width sizes")
-    repeats: int = Field(1, ge=1, le=20, description="runs averaged per evaluated size (the paper uses 3)")
+    Strategies: ``fixed`` (the value in the method section), ``grid`` (brute force over the domain, or
+    ``buckets`` evenly spaced values), ``bisect`` (paper 000's Figure 6 rule-based search on any ordered
+    parameter), ``lattice`` (hierarchy levels, bottom-up with monotone pruning), ``suggested`` (the method's own
+    rule, e.g. condensation's approximate GCD).
+    """
+
+    strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"] = "fixed"
+    parameter: str | None = Field(None, description="the parameter to tune (default: the method's first tunable)")
+    min: float | None = Field(None, description="lower bound of the search (default: the method's; for k, "
+                                                "privacy.k)")
+    max: float | None = Field(None, description="upper bound of the search (default: the method's for the data)")
+    objective: Literal["most_privacy_within_gap", "best_utility_meeting_policy"] = Field(
+        "most_privacy_within_gap",
+        description="most_privacy_within_gap: paper 000's choice, the safest value whose accuracy stays within "
+                    "accuracy_gap of the least private value; best_utility_meeting_policy: the most accurate value "
+                    "whose release passes every privacy gate")
+    accuracy_gap: float = Field(0.05, gt=0, lt=1, description="the accuracy-gap threshold t_a (relative)")
+    buckets: int | None = Field(None, ge=2, description="grid: evaluate this many evenly spaced values")
+    repeats: int = Field(1, ge=1, le=20, description="runs averaged per evaluated value (the paper uses 3)")
+
+    @model_validator(mode="after")
+    def _bounds(self) -> TuningSpec:
+        if self.min is not None and self.max is not None and self.max < self.min:
+            raise ValueError(f"tuning.max ({self.max:g}) is below tuning.min ({self.min:g})")
+        if self.buckets is not None and self.strategy != "grid":
+            raise ValueError("tuning.buckets applies only to tuning.strategy: grid")
+        return self
 
 
 class UtilitySpec(StrictModel):
@@ -233,23 +252,39 @@ class ReleaseSpec(StrictModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ReleaseSpec:
-        params = self.method.params
-        if self.tuning.strategy == "none" and params.k is None:
-            raise ValueError("method.params.k is required when tuning.strategy is none")
-        if self.tuning.strategy != "none" and params.k is not None:
+        from ppdp.tasks.sanitize.registry import method_class
+
+        cls = method_class(self.method.name)
+        unit = cls.unit
+        set_gates = gates_set(self.privacy)
+        wrong = [g for g in set_gates if unit not in GATE_UNITS[g]]
+        if wrong:
             raise ValueError(
-                f"method.params.k is set but tuning.strategy is {self.tuning.strategy}: set one or the other"
-            )
-        if params.k is not None and params.k < self.privacy.k:
-            raise ValueError(f"method.params.k ({params.k}) is below privacy.k ({self.privacy.k})")
-        t = self.tuning.min_group_size
-        if t is not None and t < self.privacy.k:
-            raise ValueError(
-                f"tuning.min_group_size ({t}) is below privacy.k ({self.privacy.k}): "
-                "the tuner could choose a group size the privacy gate rejects"
-            )
-        if self.tuning.buckets is not None and self.tuning.strategy != "brute_force":
-            raise ValueError("tuning.buckets applies only to tuning.strategy: brute_force")
+                f"privacy.{wrong[0]} does not apply to method {cls.name}, whose privacy unit is {unit} "
+                f"(gates for {unit}: {', '.join(g for g, units in GATE_UNITS.items() if unit in units)})")
+        if not set_gates:
+            raise ValueError(f"privacy: no gate is set for method {cls.name} (unit {unit}); set at least one of "
+                             f"{', '.join(g for g, units in GATE_UNITS.items() if unit in units)}")
+        tunable = list(cls.tunable)
+        parameter = self.tuning.parameter or (tunable[0] if tunable else None)
+        if self.tuning.parameter is not None and self.tuning.parameter not in tunable:
+            raise ValueError(f"tuning.parameter {self.tuning.parameter!r} is not tunable for method {cls.name} "
+                             f"(tunable: {', '.join(tunable) or 'none'})")
+        value = getattr(self.method, parameter) if parameter else None
+        if self.tuning.strategy == "fixed":
+            missing = [name for name in tunable if getattr(self.method, name) is None]
+            if missing:
+                raise ValueError(f"method.{missing[0]} is required when tuning.strategy is fixed")
+        elif value is not None:
+            raise ValueError(f"method.{parameter} is set but tuning.strategy is {self.tuning.strategy}: "
+                             "set one or the other")
+        k = self.privacy.k
+        if parameter == "k" and k is not None:
+            if value is not None and value < k:
+                raise ValueError(f"method.k ({value}) is below privacy.k ({k})")
+            if self.tuning.min is not None and self.tuning.min < k:
+                raise ValueError(f"tuning.min ({self.tuning.min:g}) is below privacy.k ({k}): "
+                                 "the tuner could choose a group size the privacy gate rejects")
         return self
 
     # -- convenient views -------------------------------------------------------------------------
@@ -261,9 +296,9 @@ class ReleaseSpec(StrictModel):
         return next((n for n, c in self.declared().items() if c.role is Role.class_), None)
 
     @property
-    def threshold(self) -> int:
-        """The tuner's smallest group size t."""
-        return self.tuning.min_group_size or self.privacy.k
+    def rare_k(self) -> int:
+        """No published categorical value may occur fewer times than this in the input: privacy.k, or 2."""
+        return self.privacy.k or 2
 
 
 def _role_of(entry: Role | ColumnSpec) -> Role:

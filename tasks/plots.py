@@ -8,7 +8,8 @@ from ppdp.schemas.reports import TuningTrace
 
 
 def tuning_plot_png(trace: TuningTrace) -> bytes | None:
-    """Accuracy and privacy against group size for every evaluated size; None when nothing was evaluated."""
+    """Accuracy and the privacy figure against the tuned parameter for every evaluated value, with the policy
+    threshold, the accuracy-gap band and the choice marked; None when nothing was evaluated."""
     if not trace.evaluations:
         return None
     import matplotlib
@@ -16,23 +17,36 @@ def tuning_plot_png(trace: TuningTrace) -> bytes | None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    evs = sorted(trace.evaluations, key=lambda e: e.k)
-    ks = [e.k for e in evs]
+    evs = sorted(trace.evaluations, key=lambda e: e.value)
+    xs = [e.value for e in evs]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
-    ax.plot(ks, [e.accuracy for e in evs], "o-", color="tab:blue", label="accuracy (held-out)")
-    ax.set_xlabel(f"group size {trace.parameter}")
+    ax.plot(xs, [e.accuracy for e in evs], "o-", color="tab:blue", label="accuracy (held-out)")
+    failing = [e for e in evs if e.meets_policy is False]
+    if failing:
+        ax.plot([e.value for e in failing], [e.accuracy for e in failing], "x", color="black", markersize=9,
+                label="fails a privacy gate")
+    if trace.accuracy_gap is not None and trace.objective == "most_privacy_within_gap":
+        best = max(e.accuracy for e in evs)
+        ax.axhspan(best * (1 - trace.accuracy_gap), best, color="tab:blue", alpha=0.12,
+                   label=f"accuracy gap t_a={trace.accuracy_gap:g}")
+    ax.set_xlabel(f"{trace.parameter} ({trace.safer} is safer)" if trace.safer else str(trace.parameter))
     ax.set_ylabel("accuracy", color="tab:blue")
-    ax.axvline(trace.chosen, color="grey", linestyle="--", label=f"chosen {trace.parameter}={trace.chosen}")
+    if trace.threshold is not None:
+        ax.axvline(trace.threshold, color="tab:red", linestyle=":", label=f"policy threshold {trace.threshold:g}")
+    if trace.chosen is not None:
+        ax.axvline(trace.chosen, color="grey", linestyle="--", label=f"chosen {trace.parameter}={trace.chosen:g}")
+    if len(xs) > 1 and min(xs) > 0 and max(xs) / min(xs) > 50:
+        ax.set_xscale("log")
     handles, labels = ax.get_legend_handles_labels()
     if any(e.privacy is not None for e in evs):
         ax2 = ax.twinx()
-        pts = [(e.k, e.privacy) for e in evs if e.privacy is not None]
-        ax2.plot([p[0] for p in pts], [p[1] for p in pts], "s--", color="tab:red", label="privacy (CI width)")
-        ax2.set_ylabel("confidence-interval privacy", color="tab:red")
+        pts = [(e.value, e.privacy) for e in evs if e.privacy is not None]
+        ax2.plot([p[0] for p in pts], [p[1] for p in pts], "s--", color="tab:red", label="privacy figure")
+        ax2.set_ylabel("privacy figure", color="tab:red")
         more_h, more_l = ax2.get_legend_handles_labels()
         handles, labels = handles + more_h, labels + more_l
-    ax.set_title(f"tuning: {trace.strategy}")
-    ax.legend(handles, labels, loc="lower left", fontsize=8)
+    ax.set_title(f"tuning: {trace.strategy}, {trace.objective}")
+    ax.legend(handles, labels, loc="lower left", fontsize=7)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})

@@ -24,6 +24,7 @@ from ppdp.schemas.reports import ExpectationOutcome, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.layout import ensure_root, read_parquet_metadata, release_folder  # noqa: F401  (re-exported)
 
 META_RELEASE_ID = b"ppdp.release_id"
 META_MANIFEST_SHA = b"ppdp.manifest_sha256"
@@ -32,21 +33,6 @@ META_MANIFEST_SHA = b"ppdp.manifest_sha256"
 def new_release_id(now: datetime | None = None) -> str:
     now = now or datetime.now(UTC)
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
-
-
-def ensure_root(root: Path) -> None:
-    """Create the publish root if needed and prove it is writable (fails with one line naming it)."""
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        probe = root / f".ppdp-write-probe-{secrets.token_hex(4)}"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise PublishError(f"publish root {root} is not writable ({exc.strerror or type(exc).__name__})") from None
-
-
-def release_folder(root: Path, dataset: str, release_id: str) -> Path:
-    return root / dataset / release_id
 
 
 def canonical_manifest_bytes(manifest: Manifest) -> bytes:
@@ -60,8 +46,9 @@ def manifest_sha256(manifest: Manifest) -> str:
 
 
 def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: dict[str, bytes] | None = None
-                  ) -> tuple[Path, Manifest, str]:
-    """Write the release atomically; return (folder, manifest with ``output_sha256``, manifest hash)."""
+                  ) -> tuple[Path, Manifest, str, dict[str, str]]:
+    """Write the release atomically; return (folder, manifest with ``output_sha256``, manifest hash, the folder's
+    exact file list: name to SHA-256, hashed in staging before the rename, signed into the audit entry)."""
     final = release_folder(root, manifest.dataset, manifest.release_id)
     if final.exists():
         raise PublishError(f"release folder {final} already exists")
@@ -78,11 +65,13 @@ def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: d
         out_sha = file_sha256(staging / "data.parquet")
         manifest = manifest.model_copy(update={"output_sha256": out_sha})
         (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        check_manifest_reads_back(staging / "manifest.json", manifest)  # else PublishError; staging removed
         for name, payload in (extras or {}).items():
             (staging / name).write_bytes(payload)
         for name in os.listdir(staging):
             with open(staging / name, "rb") as fh:
                 os.fsync(fh.fileno())
+        files = release_files(staging)
         if not final.parent.exists():
             final.parent.mkdir(parents=True)
             parent_created = True
@@ -99,7 +88,12 @@ def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: d
         if parent_created:
             _rmdir_quiet(final.parent)
         raise
-    return final, manifest, m_hash
+    return final, manifest, m_hash, files
+
+
+def release_files(folder: Path) -> dict[str, str]:
+    """Name to SHA-256 of every file in a release folder (flat: a release has no subfolders)."""
+    return {name: file_sha256(folder / name) for name in sorted(os.listdir(folder))}
 
 
 def _rmdir_quiet(path: Path) -> None:
@@ -109,22 +103,41 @@ def _rmdir_quiet(path: Path) -> None:
         pass
 
 
-def read_parquet_metadata(path: Path) -> dict[str, str]:
-    meta = pq.read_schema(path).metadata or {}
-    return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"ppdp.")}
-
-
 def load_manifest(folder: Path) -> Manifest:
     return Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
 
 
-GROUP_COLUMN = "__ppdp_group__"  # validation only: the generating group of each synthetic record, never written
+def check_manifest_reads_back(path: Path, manifest: Manifest) -> None:
+    """Read the manifest just written, validate it against its schema and compare it with what was meant to be
+    written; raise :class:`PublishError` naming the top-level fields otherwise. JSON has no NaN or infinity
+    (pydantic writes them as null): a release whose manifest cannot be read back would fail ``audit verify``
+    forever, so it is never published."""
+    from pydantic import ValidationError
+
+    try:
+        back = Manifest.model_validate_json(path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError, OSError) as exc:
+        errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else []
+        fields = sorted({str(e["loc"][0]) for e in errors if e["loc"]})
+        where = f" (in {', '.join(fields)})" if fields else ""
+        raise PublishError(f"release {manifest.release_id}: its manifest does not read back{where}; "
+                           "nothing published") from None
+    if canonical_manifest_bytes(back) != canonical_manifest_bytes(manifest):
+        meant, read = manifest.model_dump(mode="json"), back.model_dump(mode="json")
+        fields = sorted(k for k in meant if meant[k] != read.get(k))
+        raise PublishError(f"release {manifest.release_id}: its manifest reads back changed (in "
+                           f"{', '.join(fields) or 'its layout'}: a NaN or infinite number?); nothing published")
+
+
 PSEUDONYM_REGEX = r"^[0-9a-f]{64}$"
 
 
-def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, synthetic: bool) -> dict:
-    """The output suite (GX JSON) for a frame about to be published."""
+def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, unit: str) -> dict:
+    """The output suite (GX JSON) for a frame about to be published: identifiers absent or pseudonyms, and, for
+    releases with classes (equivalence classes over the quasi-identifiers, or the published group column),
+    k-anonymity and l-diversity as the policy sets them."""
     from ppdp.expectations import base_suite_path, load_suite_json
+    from ppdp.tasks.sanitize.base import GROUP_COLUMN
 
     suite = load_suite_json(base_suite_path("output"))
     ids = roles.identifiers
@@ -135,25 +148,30 @@ def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, synt
     else:
         extra += [{"type": "expect_column_values_to_match_regex", "kwargs": {"column": c, "regex": PSEUDONYM_REGEX}}
                   for c in ids if c in frame_columns]
-    classes = [GROUP_COLUMN] if synthetic else [q for q in roles.quasi_identifiers if q in frame_columns]
-    extra.append({"type": "expect_quasi_identifiers_to_be_k_anonymous",
-                  "kwargs": {"column_list": classes, "k": spec.privacy.k}})
-    if spec.privacy.l is not None:
-        extra += [{"type": "expect_equivalence_classes_to_be_l_diverse",
-                   "kwargs": {"column_list": classes, "sensitive_column": sa, "l": spec.privacy.l}}
-                  for sa in roles.names(Role.sensitive) if sa in frame_columns]
+    dropped = [c.name for c in roles.columns if getattr(c, "treatment", None) == "dropped" and c.name not in ids]
+    if dropped:
+        extra.append({"type": "expect_columns_to_be_absent", "kwargs": {"column_list": dropped}})
+    if unit != "record":
+        classes = [GROUP_COLUMN] if unit == "generating_group" else [
+            q for q in roles.quasi_identifiers if q in frame_columns]
+        if spec.privacy.k is not None:
+            extra.append({"type": "expect_quasi_identifiers_to_be_k_anonymous",
+                          "kwargs": {"column_list": classes, "k": spec.privacy.k}})
+        if spec.privacy.l is not None:
+            extra += [{"type": "expect_equivalence_classes_to_be_l_diverse",
+                       "kwargs": {"column_list": classes, "sensitive_column": sa, "l": spec.privacy.l}}
+                      for sa in roles.names(Role.sensitive) if sa in frame_columns]
     suite["expectations"] = list(suite["expectations"]) + extra
     return suite
 
 
-def check_output(frame: pd.DataFrame, groups, roles: Roles, spec: ReleaseSpec, synthetic: bool
-                 ) -> list[ExpectationOutcome]:
-    """Run the output suite on the frame about to be written (plus, for synthetic releases, its group ids);
-    raise :class:`ReleaseRejected` naming the failed expectations."""
+def check_output(release, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOutcome]:
+    """Run the output suite on the release about to be written; raise :class:`ReleaseRejected` naming the
+    failed expectations."""
     from ppdp.expectations import validate_frame
 
-    checked = frame.assign(**{GROUP_COLUMN: groups}) if synthetic else frame
-    outcomes = validate_frame(checked, output_suite(list(frame.columns), roles, spec, synthetic))
+    frame = release.frame
+    outcomes = validate_frame(frame, output_suite(list(frame.columns), roles, spec, release.unit))
     failed = [o for o in outcomes if not o.success]
     if failed:
         names = "; ".join(o.expectation + (f"({o.column})" if o.column else "")
@@ -193,14 +211,58 @@ def publish_release(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, b
     from ppdp.tasks import audit
 
     root = manifest.spec.publish.root
-    folder, manifest, m_hash = write_release(frame, manifest, root, extras)
+    audit.check_signing_key(root)  # a missing or misplaced key refuses before anything is written
+    folder, manifest, m_hash, files = write_release(frame, manifest, root, extras)
     try:
         audit.append_entry(root, release_id=manifest.release_id, dataset=manifest.dataset, status="published",
                            reason="published", started_at=started, spec_sha256=manifest.spec_sha256,
                            input_sha256=manifest.input_sha256, output_sha256=manifest.output_sha256,
-                           manifest_sha256=m_hash, flow_run_id=manifest.flow_run_id)
+                           manifest_sha256=m_hash, files=files, flow_run_id=manifest.flow_run_id)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         _rmdir_quiet(folder.parent)
         raise
     return folder, manifest, m_hash
+
+
+def column_treatments(roles: Roles, release_treatments: dict[str, str], method: str, unit: str,
+                      rare=None) -> list:
+    """Every input column with exactly one treatment and the reason (tagging's reason, then the method's)."""
+    from ppdp.schemas.manifest import ColumnTreatment
+
+    rare_cells = {}
+    if rare is not None:
+        for col in getattr(rare, "columns", []):
+            rare_cells[col.name] = int(getattr(col, "cells", 0) or getattr(col, "cells_affected", 0) or 0)
+    out = []
+    for i, tag in enumerate(roles.columns):
+        position = tag.position if getattr(tag, "position", None) is not None else i
+        pre = getattr(tag, "treatment", None)
+        if pre is not None:
+            treatment, reason = pre, tag.reason
+        elif tag.name in release_treatments:
+            treatment = release_treatments[tag.name]
+            reason = f"{tag.reason}; {treatment} by {method} (unit {unit})"
+        else:
+            treatment, reason = "dropped", f"{tag.reason}; not in the release"
+        out.append(ColumnTreatment(position=position, name=tag.name, role=tag.role, treatment=treatment,
+                                   reason=reason, rare_cells=rare_cells.get(tag.name, 0)))
+    return out
+
+
+def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spec_sha256: str, roles: Roles,
+                   ingest, release, method, privacy, utility, tuning, output_checks, rare=None,
+                   flow_run_id: str | None = None) -> Manifest:
+    """The manifest of a release about to be published (``output_sha256`` is filled in when written)."""
+    from ppdp.tasks.sanitize.base import GROUP_COLUMN
+
+    frame = release.frame
+    return Manifest(
+        release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest.input_sha256,
+        rows=len(frame), columns=[str(c) for c in frame.columns], unit=release.unit,
+        group_column=GROUP_COLUMN if GROUP_COLUMN in frame.columns else None,
+        treatments=column_treatments(roles, release.treatments, method.name, release.unit, rare),
+        spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,
+        seed=spec.seed, privacy=privacy, utility=utility, tuning=tuning, output_checks=output_checks,
+        versions=collect_versions(), flow_run_id=flow_run_id,
+    )

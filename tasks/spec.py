@@ -1,11 +1,23 @@
 """Load a release spec from YAML, apply ``--set`` overrides, resolve paths, and check it against the input's
-header before any work is done."""
+header before any work is done.
+
+The YAML is read by a loader that accepts plain data only and refuses, with the line, what could hurt or
+mislead: anchors and aliases (an alias bomb expands a kilobyte into gigabytes), nesting deeper than
+:data:`MAX_DEPTH`, more than :data:`MAX_NODES` values, files over :data:`MAX_SPEC_BYTES`, duplicate keys (YAML
+lets the last one win silently), tags, merge keys, non-finite numbers, text that is not UTF-8 (a UTF-8
+byte-order mark is dropped). Mapping keys are taken as the text written (``no:`` is the key ``"no"``, not
+``False``), dates stay text, and ``1e-3`` is a number (YAML 1.2, not 1.1). The result is validated strictly
+(pydantic strict mode through JSON: ``true`` is not an integer, ``"7"`` is not a number), both the file and the
+``--set`` overrides. Keys and column names that look like data values are never echoed.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -14,74 +26,242 @@ from pydantic import ValidationError
 
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.core.labels import (  # noqa: F401  (re-exported for callers)
+    SEPARATORS,
+    column_label,
+    guess_separator,
+    key_path,
+    key_text,
+    looks_like_data,
+)
+
+MAX_SPEC_BYTES = 256 * 1024
+"""A release spec is a few kilobytes; a larger file is refused before it is parsed."""
+MAX_DEPTH = 16
+"""Deepest nesting of lists and mappings (a spec needs 4: ``columns`` -> a column -> ``order`` -> a value)."""
+MAX_NODES = 20_000
+"""Most values (keys, scalars, lists, mappings) in a spec. PyYAML's pure-Python composer took 0.85 s for
+20,000 here, so a hostile spec costs about a second; a thousand declared columns with their orders stay below."""
+
+_TAG = "tag:yaml.org,2002:"
+_PLAIN_TAGS = {_TAG + t for t in ("str", "int", "float", "bool", "null", "seq", "map")}
+_FLOAT_12 = re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+
+
+class _Refused(Exception):
+    """A YAML construct the spec loader refuses; ``line`` is 1-based (None: no position)."""
+
+    def __init__(self, line: int | None, text: str) -> None:
+        super().__init__(text)
+        self.line = line
+        self.text = text
+
+
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, composing nodes only: no anchors, no aliases, bounded depth, plain tags."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag not in (_TAG + "timestamp", _TAG + "value")]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._nodes = 0
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        line = event.start_mark.line + 1 if event.start_mark is not None else None
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _Refused(line, "YAML anchors and aliases (&name, *name) are not allowed in a spec")
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            raise _Refused(line, f"more than {MAX_NODES} values: not a release spec")
+        nested = isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent))
+        if nested:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _Refused(line, f"nested deeper than {MAX_DEPTH} levels")
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            if nested:
+                self._depth -= 1
+        if node.tag not in _PLAIN_TAGS:
+            raise _Refused(line, "only plain values, lists and mappings are allowed (no YAML tags or merge keys)")
+        return node
+
+
+_SpecLoader.add_implicit_resolver(_TAG + "float", _FLOAT_12, list("-+0123456789"))
+
+
+def _plain(loader: _SpecLoader, node: yaml.Node, path: tuple[str, ...] = ()) -> Any:
+    """A composed node as plain data (str, int, float, bool, None, list, dict), refusing duplicate keys."""
+    line = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        out: dict[str, Any] = {}
+        first: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            key_line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _Refused(key_line, "a key must be plain text, not a list or a mapping")
+            key = key_node.value
+            if key in first:
+                raise _Refused(key_line, f"duplicate key '{key_path((*path, key))}' (first at line {first[key]})")
+            first[key] = key_line
+            out[key] = _plain(loader, value_node, (*path, key))
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(loader, item, (*path, str(i))) for i, item in enumerate(node.value)]
+    try:
+        value = loader.construct_object(node)
+    except (ValueError, OverflowError):  # e.g. an integer of more than 4300 digits
+        raise _Refused(line, "a value is not a valid number") from None
+    if isinstance(value, float) and not math.isfinite(value):
+        raise _Refused(line, "infinite and NaN numbers (.inf, .nan) are not allowed")
+    return value
+
+
+def parse_yaml(text: str) -> Any:
+    """Plain data from YAML text under the spec loader's rules; raises ``_Refused`` or ``yaml.YAMLError``."""
+    loader = _SpecLoader(text)
+    try:
+        node = loader.get_single_node()
+        return None if node is None else _plain(loader, node)
+    finally:
+        loader.dispose()
 
 
 def load_spec(path: str | os.PathLike[str], overrides: list[str] | None = None) -> ReleaseSpec:
-    """Read, override, validate and resolve a spec; raise :class:`SpecError` with one line naming the key."""
+    """Read, override, validate (strictly) and resolve a spec; raise :class:`SpecError` with one line naming the
+    line or the key."""
     spec_path = Path(path)
     raw = read_spec_mapping(spec_path)
-    for item in overrides or []:
-        apply_override(raw, item)
+    overridden = [apply_override(raw, item) for item in overrides or []]
     try:
-        spec = ReleaseSpec.model_validate(raw)
+        # strict, through JSON: a boolean is not an integer, text is not a number; paths and enums from text
+        spec = ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True)
     except ValidationError as exc:
-        raise SpecError(f"spec {spec_path}: {format_validation_error(exc)}") from None
+        raise SpecError(f"spec {spec_path}: {format_validation_error(exc, overridden)}") from None
     return resolve_paths(spec, spec_path.resolve().parent)
 
 
 def read_spec_mapping(spec_path: Path) -> dict[str, Any]:
+    """The spec file as plain data (see the module docstring for what is refused)."""
+    where = f"spec {spec_path}"
     if not spec_path.is_file():
-        raise SpecError(f"spec {spec_path}: file not found")
+        raise SpecError(f"{where}: file not found")
     try:
-        raw = yaml.safe_load(spec_path.read_text(encoding="utf-8"))
+        size = spec_path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(f"{where}: {size} bytes, more than a spec can be ({MAX_SPEC_BYTES} bytes)")
+        data = spec_path.read_bytes()
+    except OSError as exc:
+        raise SpecError(f"{where}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise SpecError(f"{where}: UTF-16 or UTF-32 text (a byte-order mark): save it as UTF-8")
+    try:
+        text = data.decode("utf-8-sig")  # a UTF-8 byte-order mark is dropped
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise SpecError(f"{where}: not UTF-8 text (line {line})") from None
+    try:
+        raw = parse_yaml(text)
+    except _Refused as exc:
+        raise SpecError(f"{where}: line {exc.line}: {exc.text}" if exc.line else f"{where}: {exc.text}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise SpecError(f"spec {spec_path}: not valid YAML{where}") from None
-    except UnicodeDecodeError:
-        raise SpecError(f"spec {spec_path}: not UTF-8 text") from None
+        position = getattr(exc, "position", None)  # reader errors (control characters) carry a position instead
+        line = mark.line + 1 if mark is not None else (
+            text[:position].count("\n") + 1 if isinstance(position, int) else None)
+        # PyYAML's own text may quote the offending characters: give the line only
+        raise SpecError(f"{where}: not valid YAML" + (f" at line {line}" if line else "")) from None
     if not isinstance(raw, dict):
-        raise SpecError(f"spec {spec_path}: must be a mapping of keys (dataset, source, ...)")
+        raise SpecError(f"{where}: must be a mapping of keys (dataset, source, ...)")
     return raw
 
 
-def apply_override(raw: dict[str, Any], item: str) -> None:
-    """Apply ``key.path=value`` to a raw spec mapping; the value is parsed as YAML (``7``, ``true``, ``[a, b]``)."""
+def apply_override(raw: dict[str, Any], item: str) -> tuple[str, ...]:
+    """Apply ``key.path=value`` to a raw spec mapping; the value is parsed as YAML (``7``, ``true``, ``[a, b]``)
+    under the spec loader's rules. Returns the key path (to name it when its value fails validation)."""
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
-        raise SpecError(f"--set {item!r}: expected key.path=value")
-    parts = key.strip().split(".")
+        raise SpecError("--set: expected key.path=value")
+    parts = tuple(p.strip() for p in key.strip().split("."))
+    shown = key_path(parts)
+    if any(not p for p in parts):
+        raise SpecError(f"--set {shown}: an empty key in the path")
+    if len(parts) > MAX_DEPTH:
+        raise SpecError(f"--set: a key path deeper than {MAX_DEPTH} levels")
     try:
-        value = yaml.safe_load(text) if text.strip() else None
+        value = parse_yaml(text) if text.strip() else None
+    except _Refused as exc:
+        raise SpecError(f"--set {shown}: {exc.text}") from None
     except yaml.YAMLError:
-        raise SpecError(f"--set {key}: value is not valid YAML") from None
+        raise SpecError(f"--set {shown}: the value is not valid YAML") from None
     node = raw
     for i, part in enumerate(parts[:-1]):
         child = node.setdefault(part, {})
         if not isinstance(child, dict):
-            raise SpecError(f"--set {key}: {'.'.join(parts[: i + 1])} is not a mapping")
+            raise SpecError(f"--set {shown}: {key_path(parts[: i + 1])} is not a mapping")
         node = child
     node[parts[-1]] = value
+    return parts
 
 
-def format_validation_error(exc: ValidationError) -> str:
-    """One line: the first error's dotted key and message, plus how many more there are."""
+_TYPE_ERRORS = {"int_type", "float_type", "string_type", "bool_type", "dict_type", "list_type", "model_type",
+                "enum", "literal_error", "int_parsing", "float_parsing", "bool_parsing"}
+
+
+def _kind_of(value: object) -> str:
+    """The JSON kind of a rejected value, never the value itself."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, str):
+        return "text"
+    if value is None:
+        return "null"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+def format_validation_error(exc: ValidationError, overridden: list[tuple[str, ...]] | None = None) -> str:
+    """One line: the first error's dotted key and message, plus how many more there are. A key given by
+    ``--set`` is marked so; a type error names the kind of value given (a boolean, text), never the value."""
     errors = exc.errors(include_url=False)
-    first = errors[0]
-    loc = ".".join(str(p) for p in first["loc"] if _is_key(p))
+    # a value that fits no member of a union (a column given as a role or a mapping) fails each member: report
+    # the member its kind of value was meant for, not "should be a role, got a mapping"
+    meant = [e for e in errors if not (e["type"] in _TYPE_ERRORS and isinstance(e.get("input"), (dict, list)))]
+    first = (meant or errors)[0]
+    loc = first["loc"]
+    keys = [str(p) for i, p in enumerate(loc) if _is_key(p) and not (i == 1 and loc[0] == "method" and len(loc) > 2)]
+    loc = key_path(keys)
     msg = first["msg"]
     if first["type"] == "extra_forbidden":
         msg = "unknown key"
     elif first["type"] == "missing":
         msg = "required key is missing"
+    elif first["type"] in _TYPE_ERRORS and "input" in first:
+        msg = f"{msg}, got {_kind_of(first['input'])}"
     msg = msg.removeprefix("Value error, ")
-    more = len({tuple(e["loc"]) for e in errors}) - 1
+    if loc and any(tuple(keys[: len(o)]) == o or o[: len(keys)] == tuple(keys) for o in overridden or []):
+        loc += " (given by --set)"
+    more = len({tuple(e["loc"]) for e in meant or errors}) - 1
     tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
     return f"{loc}: {msg}{tail}" if loc else f"{msg}{tail}"
 
 
 def _is_key(part: object) -> bool:
-    # pydantic puts union member labels in locations ("condensation", "enum[Role]", "ColumnSpec"); drop them
+    # pydantic puts union member labels in locations ("enum[Role]", "ColumnSpec", and the method's name after
+    # "method", dropped by the caller); drop them
     text = str(part)
     return not ("[" in text or text in {"ColumnSpec", "condensation"} or text.startswith("function-"))
 
@@ -123,15 +303,25 @@ def guess_publish_root(path: str | os.PathLike[str], overrides: list[str] | None
     return p if p.is_absolute() else (spec_path.resolve().parent / p).resolve()
 
 
+def separator_hint(header: list[str], sep: str) -> str:
+    """`` (is the separator ';'? ...)`` when another common separator occurs in the header's names, else ''."""
+    guess = guess_separator(header, sep)
+    return f" (is the separator {guess!r}? source.sep is {sep!r})" if guess else ""
+
+
 def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
     """Rules that need the input's column names: declared columns exist, a quasi-identifier and a class exist."""
     from ppdp.tasks.tag import quasi_identifier_candidates  # the same name rules the tag step applies
 
     where = spec.source.path.name
     present = set(header)
-    for name in spec.columns:
+    for position, name in enumerate(spec.columns, start=1):
         if name not in present:
-            raise SpecError(f"spec columns.{name}: column '{name}' is not in {where}")
+            hint = separator_hint(header, spec.source.sep) if spec.source.format == "csv" else ""
+            if looks_like_data(name):
+                raise SpecError(f"spec columns: declared column {position} (a key that looks like a data value) "
+                                f"is not in {where}{hint}")
+            raise SpecError(f"spec columns.{name}: column '{name}' is not in {where}{hint}")
     declared = spec.declared()
     if not quasi_identifier_candidates(spec, header):
         raise SpecError(
@@ -144,9 +334,11 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
                         "(role: sensitive) or remove the gate")
     for name in spec.privacy.hierarchies:
         if name not in sensitive:
-            raise SpecError(f"spec privacy.hierarchies.{name}: not a declared sensitive column")
+            raise SpecError(f"spec privacy.hierarchies.{key_path([name])}: not a declared sensitive column")
     if spec.declared_class() is None:
-        need = "the class_wise method and the utility check need it" if spec.method.needs_class else (
+        from ppdp.tasks.sanitize.registry import build_sanitizer
+
+        need = "the method and the utility check need it" if build_sanitizer(spec.method).needs_class else (
             "the utility check needs it"
         )
         raise SpecError(f"spec columns: no class column declared (role: class): {need}")

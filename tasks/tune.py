@@ -1,21 +1,37 @@
-"""Tune a sanitizer's integer privacy parameter (the group size k) as a release step.
+"""Tune any tunable parameter of any method as a release step (paper 000's tuning, generalized).
+
+A method declares its tunable parameters and which direction is safer (``Sanitizer.tunable``) and their domains
+on the data (``Sanitizer.domains``: an integer or float range, or a lattice of levels). The spec bounds the
+search (``tuning.min`` / ``tuning.max``; for a group size ``k`` the lower bound defaults to ``privacy.k``).
 
 Strategies (paper 000, sections "Class-wise condensation method" and "Rule-based approach"):
 
-* ``none``: use the spec's ``method.params.k``.
-* ``approximate_gcd``: g* = t * GCD(floor(|C1|/t), ..., floor(|Cm|/t)) over the training class sizes.
-* ``rule_based``: the paper's Figure 6. g1 = t, g2 = the smallest class; evaluate both; loop while g1 < g2:
-  g3 = round(sqrt(g1 * g2)), evaluate g3; if |acc(g1) - acc(g2)| > acc(g1) * t_a then g2 = g3 (search the
-  left, utility matters) else g1 = g3 (search the right, privacy matters); return the last g3. Guard: integer
-  rounding can pin g3 to g1 (e.g. g1 = 10, g2 = 11), which would loop forever; the loop stops when an
-  iteration leaves (g1, g2) unchanged.
-* ``brute_force``: every size in [t, smallest class] (or ``buckets`` equal-width sizes of that range); pick
-  the highest measured privacy among the sizes whose accuracy is within t_a (relative) of the best accuracy,
-  the larger size on ties.
+* ``fixed``: the value in the spec's method section.
+* ``suggested``: the method's own rule (condensation: the approximate GCD
+  g* = t * GCD(floor(|C1|/t), ..., floor(|Cm|/t)) over the training class sizes), clamped to the bounds.
+* ``bisect``: the paper's Figure 6 on any ordered parameter. g1 = the least private end, g2 = the most private
+  end; evaluate both; loop: g3 = the midpoint (geometric, round(sqrt(g1 * g2)), for integers and log-scale
+  ranges; arithmetic otherwise), evaluate g3; if |acc(g1) - acc(g2)| > acc(g1) * t_a then g2 = g3 (utility
+  matters: search towards the less private end) else g1 = g3 (privacy matters); return the last g3. Guards:
+  integer rounding can pin g3 to an end (g1 = 10, g2 = 11): the loop stops when an iteration leaves (g1, g2)
+  unchanged; real ranges stop after 40 iterations or when the interval is below 1e-3 of the range.
+* ``grid``: every integer of the range (or ``buckets`` evenly spaced values; for reals 10 by default,
+  log-spaced on log ranges).
+* ``lattice``: hierarchy levels, bottom-up with monotone pruning (needs a method with a lattice domain).
 
-An evaluation sanitizes the training rows at one size and measures privacy (confidence-interval privacy of
-paper 000) and utility (accuracy on the held-out original rows). Evaluations are requested in batches through
-an ``evaluate_many`` callable so that the flow can run them as parallel Prefect tasks.
+Objectives:
+
+* ``most_privacy_within_gap`` (the paper's): for ``bisect`` the search above; for ``grid`` the value with the
+  highest privacy figure among those whose accuracy is within t_a (relative) of the best accuracy, the safer
+  value on ties (values with no privacy figure are ranked by safety).
+* ``best_utility_meeting_policy``: the most accurate value whose release passes every privacy gate of the
+  spec, the safer value on ties (``bisect`` assumes that passing is monotone in the parameter and searches the
+  boundary).
+
+An evaluation sanitizes the training rows at one value (``repeats`` seeds) and measures utility (accuracy on the
+held-out original rows) and the unit's privacy figure (generating_group: paper 000's confidence-interval
+privacy; record: the DCR quantile of the policy; equivalence_class: the smallest class). Evaluations are asked
+for in batches through an ``evaluate_many`` callable so that the flow can run them as parallel Prefect tasks.
 """
 
 from __future__ import annotations
@@ -23,147 +39,313 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ppdp.schemas.methods import Domain, FloatRange, IntRange, Lattice
 from ppdp.schemas.reports import Evaluation, Roles, TuningTrace
-from ppdp.schemas.spec import TuningSpec
-from ppdp.tasks.core.errors import InputError
-from ppdp.tasks.privacy import interval_privacy
-from ppdp.tasks.sanitize import Sanitizer, approximate_gcd
+from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
+from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.privacy.measure import check_gates, interval_privacy, measure_release
+from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.utility import accuracy, feature_encoder
 
-EvaluateMany = Callable[[list[int]], list[Evaluation]]
+EvaluateMany = Callable[[list[float]], list[Evaluation]]
+_REAL_ITERATIONS = 40
 
 
 def class_sizes(frame: pd.DataFrame, roles: Roles) -> dict[str, int]:
+    """Training class sizes by class position (labels are data values: they never enter a trace)."""
     cls = roles.class_column
     if cls is None:
         return {"(all)": len(frame)}
-    counts = frame[cls].astype(str).value_counts()
-    return {str(k): int(v) for k, v in sorted(counts.items())}
+    counts = frame[cls].astype(str).value_counts().sort_index()
+    return {f"class #{i}": int(v) for i, v in enumerate(counts.to_numpy())}
 
 
-def evaluate_size(
+def privacy_figure(train: pd.DataFrame, release, roles: Roles, policy: PrivacyThresholds | None, seed: int
+                   ) -> float | None:
+    """The unit's privacy figure for the tuner (larger = more private)."""
+    if release.unit == "generating_group":
+        return interval_privacy(train, release, roles, seed=seed)
+    if release.unit == "equivalence_class":
+        qis = [q for q in roles.quasi_identifiers if q in release.frame.columns]
+        ids = equivalence_class_ids(release.frame, qis)
+        return float(np.bincount(ids).min()) if ids.size else None
+    report = measure_release(train, release, roles, thresholds=policy, attack_queries=0)
+    return report.dcr_quantile
+
+
+def evaluate_value(
     sanitizer: Sanitizer,
-    k: int,
+    parameter: str,
+    value: float,
     train: pd.DataFrame,
     test: pd.DataFrame,
     roles: Roles,
     classifier: str,
     repeats: int = 1,
+    policy: PrivacyThresholds | None = None,
+    check_policy: bool = False,
     standardize: bool = True,
 ) -> Evaluation:
-    """Sanitize ``train`` with group size ``k`` (``repeats`` seeds), measure privacy and held-out accuracy
-    (classifier features standardized unless ``standardize`` is False)."""
+    """Sanitize ``train`` with ``parameter = value`` (``repeats`` seeds); measure held-out accuracy, the privacy
+    figure and, when ``check_policy``, whether every gate of ``policy`` passes (all runs must pass)."""
     started = time.perf_counter()
     encoder = feature_encoder(train, roles, standardize)
-    privacy, accs, per = [], [], []
+    privacy, accs, per, meets = [], [], [], []
     for r in range(repeats):
-        run = sanitizer.with_params(**{sanitizer.privacy_parameter: int(k), "seed": sanitizer.seed + r})
+        run = sanitizer.with_params(**{parameter: value, "seed": sanitizer.seed + r})
         release = run.sanitize(train, roles)
-        p = interval_privacy(train, release, roles, seed=sanitizer.seed + r)
+        p = privacy_figure(train, release, roles, policy, sanitizer.seed + r)
         if p is not None:
             privacy.append(p)
+        if check_policy:
+            report = measure_release(train, release, roles, thresholds=policy, attack_queries=0,
+                                     seed=sanitizer.seed + r)
+            meets.append(check_gates(report, policy or PrivacyThresholds()).passed)
         acc, per_class, _ = accuracy(release.frame, test, roles, classifier, encoder, sanitizer.seed + r)
         accs.append(acc)
         per.append(per_class)
     labels = sorted({c for p in per for c in p})
     return Evaluation(
-        k=int(k),
+        value=float(value),
         privacy=float(np.mean(privacy)) if privacy else None,
         accuracy=float(np.mean(accs)),
-        per_class={c: float(np.mean([p.get(c, 0.0) for p in per])) for c in labels},
+        per_class={f"class #{i}": float(np.mean([p.get(c, 0.0) for p in per])) for i, c in enumerate(labels)},
+        meets_policy=all(meets) if check_policy else None,
         runs=repeats,
         seconds=time.perf_counter() - started,
     )
 
 
-def sequential(evaluate_one: Callable[[int], Evaluation]) -> EvaluateMany:
-    """An ``evaluate_many`` that runs sizes one after another (outside Prefect)."""
-    return lambda sizes: [evaluate_one(k) for k in sizes]
+def sequential(evaluate_one: Callable[[float], Evaluation]) -> EvaluateMany:
+    """An ``evaluate_many`` that runs values one after another (outside Prefect)."""
+    return lambda values: [evaluate_one(v) for v in values]
 
 
-def rule_based_search(t: int, smallest: int, gap: float, evaluate_many: EvaluateMany
-                      ) -> tuple[int, dict[int, Evaluation]]:
-    """The paper's Figure 6; returns (chosen size, every evaluation by size)."""
-    seen: dict[int, Evaluation] = {}
+# -- searches ----------------------------------------------------------------------------------------------
+class _Seen:
+    """Evaluations by value, asked for in batches (each value at most once)."""
 
-    def ensure(*sizes: int) -> None:
-        todo = sorted({s for s in sizes if s not in seen})
+    def __init__(self, evaluate_many: EvaluateMany) -> None:
+        self.evaluate_many = evaluate_many
+        self.by_value: dict[float, Evaluation] = {}
+
+    def ensure(self, *values: float) -> None:
+        todo = sorted({float(v) for v in values if float(v) not in self.by_value})
         if todo:
-            for ev in evaluate_many(todo):
-                seen[ev.k] = ev
+            for v, ev in zip(todo, self.evaluate_many(todo)):
+                self.by_value[v] = ev
 
-    g1, g2 = t, smallest
-    ensure(g1, g2)
+    def __getitem__(self, value: float) -> Evaluation:
+        return self.by_value[float(value)]
+
+
+def _midpoint(a: float, b: float, integer: bool, log: bool) -> float:
+    if integer:
+        return float(round(math.sqrt(a * b))) if a > 0 and b > 0 else float(round((a + b) / 2))
+    return math.sqrt(a * b) if log and a > 0 and b > 0 else (a + b) / 2
+
+
+def rule_based_search(least: float, most: float, gap: float, evaluate_many: EvaluateMany, *, integer: bool = True,
+                      log: bool = True) -> tuple[float, dict[float, Evaluation]]:
+    """Paper 000's Figure 6 between the least private value ``least`` (g1) and the most private ``most`` (g2);
+    returns (chosen value, every evaluation by value). Works in either direction (``least`` > ``most`` for a
+    parameter whose smaller values are safer)."""
+    seen = _Seen(evaluate_many)
+    g1, g2 = float(least), float(most)
+    seen.ensure(g1, g2)
     g3 = g1
-    while g1 < g2:
-        g3 = int(round(math.sqrt(g1 * g2)))
-        ensure(g3)
+    span = abs(g2 - g1)
+    for _ in range(10_000 if integer else _REAL_ITERATIONS):
+        if g1 == g2 or (not integer and abs(g2 - g1) <= 1e-3 * span):
+            break
+        g3 = _midpoint(g1, g2, integer, log)
+        seen.ensure(g3)
         if abs(seen[g1].accuracy - seen[g2].accuracy) > seen[g1].accuracy * gap:
-            new = (g1, g3)
+            new = (g1, g3)  # utility matters: towards the less private end
         else:
-            new = (g3, g2)
+            new = (g3, g2)  # privacy matters: towards the more private end
         if new == (g1, g2):  # rounding pinned g3 to an end: the range cannot shrink any further
             break
         g1, g2 = new
-    return g3, seen
+    return g3, seen.by_value
 
 
-def brute_force_sizes(t: int, smallest: int, buckets: int | None) -> list[int]:
-    if buckets is None or buckets >= smallest - t + 1:
-        return list(range(t, smallest + 1))
-    return sorted({int(round(v)) for v in np.linspace(t, smallest, buckets)})
+def boundary_search(least: float, most: float, evaluate_many: EvaluateMany, *, integer: bool = True,
+                    log: bool = True) -> tuple[float | None, dict[float, Evaluation]]:
+    """The least private value that still meets the policy, assuming meeting it is monotone (the most private
+    end meets it whenever any value does); None when even the most private value fails."""
+    seen = _Seen(evaluate_many)
+    lo, hi = float(least), float(most)  # lo: the least private candidate; hi: a value that meets the policy
+    seen.ensure(lo, hi)
+    if not seen[hi].meets_policy:
+        return None, seen.by_value
+    if seen[lo].meets_policy:
+        return lo, seen.by_value
+    span = abs(hi - lo)
+    for _ in range(10_000 if integer else _REAL_ITERATIONS):
+        mid = _midpoint(lo, hi, integer, log)
+        if mid in (lo, hi) or (not integer and abs(hi - lo) <= 1e-3 * span):
+            break
+        seen.ensure(mid)
+        if seen[mid].meets_policy:
+            hi = mid
+        else:
+            lo = mid
+    return hi, seen.by_value
 
 
-def pick_brute_force(evaluations: list[Evaluation], gap: float) -> Evaluation:
-    """Highest privacy among sizes whose accuracy is within ``gap`` (relative) of the best; larger k on ties."""
+def grid_values(low: float, high: float, buckets: int | None, integer: bool, log: bool) -> list[float]:
+    """Every integer of [low, high] (or ``buckets`` evenly spaced values; reals: 10 by default)."""
+    if integer:
+        if buckets is None or buckets >= high - low + 1:
+            return [float(v) for v in range(int(low), int(high) + 1)]
+        return sorted({float(round(v)) for v in np.linspace(low, high, buckets)})
+    n = buckets or 10
+    values = np.geomspace(low, high, n) if log and low > 0 else np.linspace(low, high, n)
+    return sorted({float(v) for v in values})
+
+
+def pick_within_gap(evaluations: list[Evaluation], gap: float, safer: str) -> Evaluation:
+    """Highest privacy figure among values whose accuracy is within ``gap`` (relative) of the best; the safer
+    value on ties (and where no privacy figure was measured)."""
     best = max(e.accuracy for e in evaluations)
     eligible = [e for e in evaluations if e.accuracy >= best * (1.0 - gap)]
-    return max(eligible, key=lambda e: (e.privacy if e.privacy is not None else -math.inf, e.k))
+    sign = 1.0 if safer == "larger" else -1.0
+    return max(eligible, key=lambda e: (e.privacy if e.privacy is not None else -math.inf, sign * e.value))
 
 
+def pick_best_utility(evaluations: list[Evaluation], safer: str) -> Evaluation | None:
+    """The most accurate value whose release meets the policy; the safer one on ties."""
+    ok = [e for e in evaluations if e.meets_policy]
+    if not ok:
+        return None
+    sign = 1.0 if safer == "larger" else -1.0
+    return max(ok, key=lambda e: (e.accuracy, sign * e.value))
+
+
+def lattice_search(max_level: dict[str, int], meets: Callable[[dict[str, int]], bool],
+                   loss: Callable[[dict[str, int]], float]) -> tuple[dict[str, int] | None, int, int]:
+    """Bottom-up search of a generalization lattice for the node of least ``loss`` that ``meets`` the policy,
+    pruning with monotonicity (every generalization of a node that meets the policy meets it too, as ARX's
+    Flash and OLA assume): a node above a known passing node is never checked, only scored. Returns (node,
+    nodes checked, nodes in the lattice)."""
+    names = list(max_level)
+    total = int(np.prod([max_level[n] + 1 for n in names])) if names else 1
+    passing: list[tuple[int, ...]] = []
+    checked = 0
+    best: tuple[float, tuple[int, ...]] | None = None
+    levels = [range(max_level[n] + 1) for n in names]
+    nodes = sorted(np.array(np.meshgrid(*levels, indexing="ij")).reshape(len(names), -1).T.tolist(), key=sum)
+    for node in map(tuple, nodes):
+        as_dict = dict(zip(names, node))
+        if any(all(a >= b for a, b in zip(node, p)) for p in passing):
+            ok = True
+        else:
+            checked += 1
+            ok = meets(as_dict)
+            if ok:
+                passing.append(node)
+        if ok:
+            score = loss(as_dict)
+            if best is None or score < best[0]:
+                best = (score, node)
+    return (dict(zip(names, best[1])) if best else None), checked, total
+
+
+# -- the step ----------------------------------------------------------------------------------------------
 def tune(
     spec: TuningSpec,
     *,
-    threshold: int,
+    sanitizer: Sanitizer,
+    domains: dict[str, Domain],
+    policy: PrivacyThresholds,
     sizes: dict[str, int],
-    fixed_k: int | None,
     evaluate_many: EvaluateMany | None,
+    suggest: Callable[[float | None], tuple[dict[str, Any], str]] | None = None,
 ) -> TuningTrace:
-    """Choose the group size. ``sizes`` are the training class sizes; ``evaluate_many`` is needed by the
-    rule-based and brute-force strategies."""
+    """Choose the value of the tuned parameter (see the module docstring). ``domains`` are the method's
+    domains on the training data; ``suggest(threshold)`` is the method's own rule."""
     started = time.perf_counter()
-    smallest = min(sizes.values()) if sizes else 0
-    common = dict(strategy=spec.strategy, threshold=threshold, accuracy_gap=spec.accuracy_gap, class_sizes=sizes)
-    if spec.strategy == "none":
-        assert fixed_k is not None
-        return TuningTrace(**common, chosen=int(fixed_k), candidates=1, rule="method.params.k from the spec",
+    tunable = list(sanitizer.tunable)
+    parameter = spec.parameter or (tunable[0] if tunable else None)
+    common: dict[str, Any] = dict(strategy=spec.strategy, parameter=parameter, objective=spec.objective,
+                                  accuracy_gap=spec.accuracy_gap, class_sizes=sizes)
+    if parameter is None:
+        return TuningTrace(**common, chosen=None, rule=f"method {sanitizer.name} has no tunable parameter",
                            seconds=time.perf_counter() - started)
-    if smallest < threshold:
-        raise InputError(
-            f"tuning: the smallest class has {smallest} training records, fewer than the threshold t={threshold}"
-        )
-    gcd = approximate_gcd(list(sizes.values()), threshold)
-    common["approximate_gcd"] = gcd
-    if spec.strategy == "approximate_gcd":
-        return TuningTrace(**common, chosen=gcd, candidates=1,
-                           rule=f"approximate GCD t*GCD(floor(|Ci|/t)) with t={threshold}",
+    safer = sanitizer.tunable[parameter]
+    common["safer"] = safer
+    if spec.strategy == "fixed":
+        value = getattr(sanitizer, parameter)
+        return TuningTrace(**common, chosen=value, candidates=1, rule=f"method.{parameter} = {value} from the spec",
                            seconds=time.perf_counter() - started)
+    domain = domains[parameter]
+    if isinstance(domain, Lattice):
+        raise SpecError(f"tuning: parameter {parameter} is a lattice of levels: use tuning.strategy lattice")
+    integer = isinstance(domain, IntRange)
+    log = integer or (isinstance(domain, FloatRange) and domain.log)
+    threshold = float(policy.k) if parameter == "k" and policy.k is not None else None
+    low = spec.min if spec.min is not None else (threshold if threshold is not None else float(domain.low))
+    high_domain = float(domain.high) if domain.high is not None else low
+    high = min(spec.max, high_domain) if spec.max is not None else high_domain
+    if integer:
+        low, high = float(math.ceil(low)), float(math.floor(high))
+    common.update(low=low, high=high, threshold=threshold)
+    if high < low:
+        raise InputError(f"tuning: no value of {parameter} to search: the data allow at most {high_domain:g}, "
+                         f"below the lower bound {low:g}" + (" (privacy.k)" if threshold == low else ""))
+    least, most = (low, high) if safer == "larger" else (high, low)
+
+    def done(value: float, evaluations: list[Evaluation], candidates: int, rule: str, **extra) -> TuningTrace:
+        chosen: float | int = int(round(value)) if integer else float(value)
+        return TuningTrace(**common, **extra, chosen=chosen, candidates=candidates,
+                           evaluations=sorted(evaluations, key=lambda e: e.value), rule=rule,
+                           seconds=time.perf_counter() - started)
+
+    if spec.strategy == "suggested":
+        if suggest is None:
+            raise SpecError(f"tuning.strategy suggested: method {sanitizer.name} has no suggestion rule")
+        values, why = suggest(low)
+        value = float(values[parameter])
+        clamped = min(max(value, low), high)
+        note = "" if clamped == value else f", clamped to [{low:g}, {high:g}]"
+        return done(clamped, [], 1, f"{why}: {parameter} = {value:g}{note}", suggested=value)
     if evaluate_many is None:
         raise ValueError(f"tuning strategy {spec.strategy} needs an evaluator")
-    if spec.strategy == "rule_based":
-        chosen, seen = rule_based_search(threshold, smallest, spec.accuracy_gap, evaluate_many)
-        return TuningTrace(**common, chosen=chosen, candidates=smallest - threshold + 1,
-                           evaluations=sorted(seen.values(), key=lambda e: e.k),
-                           rule=f"rule-based search (Figure 6) over [{threshold}, {smallest}], t_a={spec.accuracy_gap}",
-                           seconds=time.perf_counter() - started)
-    candidates = brute_force_sizes(threshold, smallest, spec.buckets)
-    evaluations = sorted(evaluate_many(candidates), key=lambda e: e.k)
-    pick = pick_brute_force(evaluations, spec.accuracy_gap)
-    return TuningTrace(**common, chosen=pick.k, candidates=len(candidates), evaluations=evaluations,
-                       rule=f"brute force over {len(candidates)} sizes in [{threshold}, {smallest}]: highest privacy "
-                            f"among sizes within {spec.accuracy_gap:.0%} of the best accuracy",
-                       seconds=time.perf_counter() - started)
+    span = f"[{low:g}, {high:g}]"
+    if spec.strategy == "bisect":
+        count = int(high - low + 1) if integer else 0
+        if spec.objective == "best_utility_meeting_policy":
+            value, seen = boundary_search(least, most, evaluate_many, integer=integer, log=log)
+            if value is None:
+                raise InputError(f"tuning: no value of {parameter} in {span} gives a release that passes the "
+                                 "privacy gates (the safest was tried)")
+            return done(value, list(seen.values()), count,
+                        f"bisect over {span}: the least private {parameter} whose release passes every privacy "
+                        f"gate (best utility meeting the policy; {safer} is safer)")
+        value, seen = rule_based_search(least, most, spec.accuracy_gap, evaluate_many, integer=integer, log=log)
+        return done(value, list(seen.values()), count,
+                    f"rule-based search (Figure 6) over {span}: the most private {parameter} whose accuracy stays "
+                    f"within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
+    if spec.strategy == "grid":
+        values = grid_values(low, high, spec.buckets, integer, log)
+        evaluations = evaluate_many(values)
+        if spec.objective == "best_utility_meeting_policy":
+            pick = pick_best_utility(evaluations, safer)
+            if pick is None:
+                raise InputError(f"tuning: none of the {len(values)} values of {parameter} in {span} gives a "
+                                 "release that passes the privacy gates")
+            rule = (f"grid over {len(values)} values in {span}: the most accurate {parameter} whose release passes "
+                    "every privacy gate")
+        else:
+            pick = pick_within_gap(evaluations, spec.accuracy_gap, safer)
+            rule = (f"grid over {len(values)} values in {span}: highest privacy among values within "
+                    f"{spec.accuracy_gap:.0%} of the best accuracy ({safer} {parameter} is safer on ties)")
+        return done(pick.value, evaluations, len(values), rule)
+    raise SpecError(f"tuning.strategy {spec.strategy}: method {sanitizer.name} has no lattice parameter")

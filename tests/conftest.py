@@ -17,6 +17,13 @@ os.environ["PREFECT_HOME"] = str(PREFECT_HOME)
 os.environ["PREFECT_RESULTS_LOCAL_STORAGE_PATH"] = str(RESULT_STORAGE)
 os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
 os.environ.pop("PREFECT_API_URL", None)
+# The audit signing key (created on first use) and the local witnesses go to the session folder, never the real
+# home; no audit key from the caller's environment leaks into a test (see the autouse fixture below).
+PPDP_CONFIG = _SESSION_DIR / "ppdp-config"
+os.environ["PPDP_CONFIG_DIR"] = str(PPDP_CONFIG)
+_AUDIT_KEY_ENV = ("PPDP_AUDIT_KEY", "PPDP_AUDIT_HMAC_KEY", "PPDP_AUDIT_KEY_BLOCK", "PPDP_AUDIT_TRUSTED_KEYS")
+for _name in _AUDIT_KEY_ENV:
+    os.environ.pop(_name, None)
 
 import ppdp.flows  # noqa: E402,F401  (applies ppdp's Prefect settings)
 
@@ -67,6 +74,25 @@ def prefect_harness():
 
 
 @pytest.fixture(autouse=True)
+def _audit_key_in_session_folder(monkeypatch):
+    """Every test signs with the session's audit key (made here, quietly, so that no test prints the "created
+    the audit signing key" line unless it points PPDP_CONFIG_DIR elsewhere itself)."""
+    for name in _AUDIT_KEY_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PPDP_CONFIG_DIR", str(PPDP_CONFIG))
+    key = PPDP_CONFIG / "audit-key.pem"
+    if not key.exists():
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+        from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
+
+        PPDP_CONFIG.mkdir(mode=0o700, parents=True, exist_ok=True)
+        pem = Ed25519PrivateKey.generate().private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
+        key.write_bytes(pem)
+        key.chmod(0o600)
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _prefect_logs_to_current_stderr():
     """Prefect configures its console handlers lazily (at the first flow run): rebind before every test."""
     import sys
@@ -105,8 +131,8 @@ def base_spec(data_path: Path, root: Path, **overrides) -> dict:
             "income": "class",
         },
         "privacy": {"k": 10},
-        "method": {"name": "condensation", "variant": "class_wise", "params": {"k": 20}},
-        "tuning": {"strategy": "none"},
+        "method": {"name": "condensation", "variant": "class_wise", "k": 20},
+        "tuning": {"strategy": "fixed"},
         "utility": {"classifier": "knn1", "test_fraction": 0.1, "min_accuracy_ratio": 0.5},
         "publish": {"root": str(root)},
         "seed": 7,

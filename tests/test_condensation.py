@@ -55,14 +55,14 @@ def test_class_wise_never_mixes_classes_and_groups_reach_k(sizes, dims, k, seed)
     roles = numeric_roles([f"x{j}" for j in range(dims)])
     out = Condensation(variant="class_wise", k=k, seed=seed).sanitize(frame, roles)
     labels = frame["label"].to_numpy()
-    groups = out.source_groups
+    groups = out.input_group
     for g in np.unique(groups):
         members = groups == g
         assert members.sum() >= k
         assert len(set(labels[members])) == 1  # a group never mixes classes
     # released records keep their group's class
-    for g in np.unique(out.groups):
-        assert set(out.frame["label"][out.groups == g]) == set(labels[groups == g])
+    for g in np.unique(out.group):
+        assert set(out.frame["label"][out.group == g]) == set(labels[groups == g])
     assert len(out.frame) == len(frame)
     assert not out.frame.isna().any().any()
 
@@ -171,7 +171,7 @@ def test_same_seed_same_output_other_seed_other_output():
     b = Condensation(k=10, seed=3).sanitize(frame, roles)
     c = Condensation(k=10, seed=4).sanitize(frame, roles)
     pd.testing.assert_frame_equal(a.frame, b.frame)
-    assert np.array_equal(a.groups, b.groups)
+    assert np.array_equal(a.group, b.group)
     assert not a.frame.equals(c.frame)
 
 
@@ -183,8 +183,12 @@ def test_class_smaller_than_k_is_a_clear_error():
 
 def test_class_wise_without_k_uses_the_approximate_gcd():
     frame = table([150, 100], 2, 0)
-    out = Condensation(k=None, threshold=25, seed=0).sanitize(frame, numeric_roles(["x0", "x1"]))
-    assert np.bincount(out.source_groups).min() >= 50  # 25 * GCD(6, 4) = 50
+    sanitizer = Condensation(k=None, seed=0)
+    roles = numeric_roles(["x0", "x1"])
+    values, why = sanitizer.suggest(frame, roles, 25)
+    assert values == {"k": 50} and "GCD" in why  # 25 * GCD(6, 4) = 50
+    out = sanitizer.with_params(**values).sanitize(frame, roles)
+    assert np.bincount(out.input_group).min() >= 50
 
 
 def test_kmeans_uses_every_cluster():

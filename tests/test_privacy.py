@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from ppdp.schemas.spec import PrivacyPolicy
 from ppdp.tasks.core.groups import class_sizes_per_row, equivalence_class_ids, unique_share
 from ppdp.tasks.privacy import check_gates, confidence_interval_privacy, linkage_risk, measure_release
-from ppdp.tasks.sanitize import Condensation, SanitizedTable
+from ppdp.tasks.sanitize.base import Release
+from ppdp.tasks.sanitize.condensation import Condensation
 from tests.test_sanitizers_common import make_frame
 
 
@@ -18,8 +19,8 @@ def test_k_is_the_smallest_generating_group_and_gates_decide():
     frame, roles = make_frame(200, 3)
     release = Condensation(k=12, seed=1).sanitize(frame, roles)
     report = measure_release(frame, release, roles)
-    assert report.model == "synthetic_groups"
-    assert report.k == np.bincount(release.source_groups).min() >= 12
+    assert report.unit == "generating_group"
+    assert report.k == np.bincount(release.input_group).min() >= 12
     assert report.quasi_identifiers == ["age", "city"]
     assert 0.0 <= report.linkage_risk <= 1.0
     ok = check_gates(report, PrivacyPolicy(k=12, max_linkage_risk=1.0))
@@ -87,10 +88,10 @@ def test_equivalence_classes_match_pandas_groupby(data, seed):
 
 def test_generalized_release_k_is_the_smallest_equivalence_class():
     frame = pd.DataFrame({"age": ["20-29"] * 4 + ["30-39"] * 3, "label": list("aabbaab")})
-    release = SanitizedTable(frame=frame, groups=np.zeros(7, dtype=int), source_groups=np.zeros(7, dtype=int),
-                             release_kind="generalized")
+    release = Release(frame=frame, unit="equivalence_class", treatments={"age": "generalized", "label": "kept"},
+                      row_source=np.arange(7), group=np.zeros(7, dtype=int), input_group=np.zeros(7, dtype=int))
     from tests.test_condensation import numeric_roles
 
     roles = numeric_roles(["age"])
     report = measure_release(frame, release, roles)
-    assert report.model == "equivalence_classes" and report.k == 3 and report.groups == 2
+    assert report.unit == "equivalence_class" and report.k == 3 and report.groups == 2

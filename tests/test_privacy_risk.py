@@ -1,4 +1,4 @@
-"""Attacker-side risk measures (tasks/privacy/risk.py): hand-computed examples, properties, bad inputs."""
+"""Attacker-side risk measures (tasks/privacy/risk/): hand-computed examples, properties, bad inputs."""
 
 from __future__ import annotations
 
@@ -225,6 +225,24 @@ def test_dcr_bad_inputs():
         distance_to_closest_record(np.array([[SECRET]], dtype=object), ok)
 
 
+def test_core_nearest_rows_edges():
+    from ppdp.tasks.core.neighbours import KD_TREE_MAX_COLUMNS, nearest_rows
+
+    dist, idx = nearest_rows(np.zeros((0, 3)), np.ones((2, 3)))
+    assert dist.shape == idx.shape == (0,)
+    with pytest.raises(ValueError, match="no rows"):
+        nearest_rows(np.ones((1, 3)), np.zeros((0, 3)))
+    with pytest.raises(ValueError, match="column count"):
+        nearest_rows(np.ones((1, 3)), np.ones((1, 2)))
+    rng = np.random.default_rng(0)
+    for width in (2, KD_TREE_MAX_COLUMNS + 5):  # k-d tree and brute force
+        ref = rng.normal(size=(40, width))
+        query = np.vstack([ref[[7, 3]], rng.normal(size=(5, width))])
+        dist, idx = nearest_rows(query, ref)
+        assert dist[0] == 0.0 and dist[1] == 0.0 and list(idx[:2]) == [7, 3]  # exact copies: exactly 0
+        np.testing.assert_allclose(dist, cdist(query, ref).min(axis=1), atol=1e-12)
+
+
 # ----------------------------------------------------------------------------------------------------------------
 # random-query attacker (paper 002)
 # ----------------------------------------------------------------------------------------------------------------
@@ -234,64 +252,87 @@ def _query_table() -> pd.DataFrame:
     return pd.DataFrame({"a": ["x", "x", "x", "y"], "b": ["u", "u", "v", "v"], "s": [1, 2, 1, 1]})
 
 
+def _key(query: dict) -> tuple:
+    return tuple(sorted(query.items()))
+
+
 def test_random_query_attack_by_hand():
-    # query space over (a, b): a=x (3 rows), a=y (1), b=u (2), b=v (2), (x,u) (2), (x,v) (1), (y,v) (1);
-    # (y,u) matches nothing and fails query-worth. Each query is drawn with probability 1/8 per draw, so with
-    # n = 200 successive failures required, all 7 are found (missing one: (7/8)^200 ~ 3e-12; seeded anyway).
-    r = random_query_attack(_query_table(), ["a", "b"], "s", n=200, seed=3)
-    assert r.queries == r.matched_queries == 7 and r.unmatched_queries == 0
-    # reid probabilities 1/3, 1, 1/2, 1/2, 1/2, 1, 1 -> sorted 1/3, 1/2, 1/2, 1/2, 1, 1, 1
-    assert r.reid_mean == pytest.approx((1 / 3 + 3 * 0.5 + 3 * 1) / 7)  # = 29/42
-    assert r.reid_median == 0.5 and r.reid_max == 1.0 and r.reid_min == pytest.approx(1 / 3)
-    assert r.reid_q1 == 0.5 and r.reid_q3 == 1.0  # linear quantiles at positions 1.5 and 4.5 of the sorted list
-    # highest association per query: x -> s=1 for 2 of 3 (2/3); y -> 1; u -> 1/2; v -> 1; (x,u) -> 1/2;
-    # (x,v) -> 1; (y,v) -> 1  => mean (2/3 + 1/2 + 1/2 + 4) / 7 = 17/21, max 1
-    assert r.association_mean == pytest.approx(17 / 21) and r.association_max == 1.0
-    assert r.association.shape == (7, 2)
-    np.testing.assert_allclose(r.association.sum(axis=1), 1.0)
-    queries = generate_random_queries(_query_table(), ["a", "b"], n=200, seed=3)
-    assert sorted(map(lambda d: tuple(sorted(d.items())), queries.as_records())) == sorted(
-        [
-            (("a", "x"),),
-            (("a", "y"),),
-            (("b", "u"),),
-            (("b", "v"),),
-            (("a", "x"), ("b", "u")),
-            (("a", "x"), ("b", "v")),
-            (("a", "y"), ("b", "v")),
-        ]
-    )
+    # queries are drawn from records: record (x,u) gives a=x, b=u, (x,u); (x,v) gives a=x, b=v, (x,v); (y,v) gives
+    # a=y, b=v, (y,v). (y,u) describes nobody and can never be drawn: 7 distinct queries. Each is drawn with
+    # probability >= 1/16 per draw (a=y: record 3, one known column, column a), so with 400 successive repeats
+    # required all 7 are found (missing one: (15/16)^400 ~ 6e-12; seeded anyway).
+    r = random_query_attack(_query_table(), None, ["a", "b"], "s", stop_after=400, seed=3)
+    assert r.same_table and r.release is r.original
+    records = r.queries.as_records()
+    assert sorted(map(_key, records)) == sorted([
+        (("a", "x"),), (("a", "y"),), (("b", "u"),), (("b", "v"),),
+        (("a", "x"), ("b", "u")), (("a", "x"), ("b", "v")), (("a", "y"), ("b", "v")),
+    ])
+    o = r.original
+    by_query = dict(zip(map(_key, records), o.reidentification))
+    # matches: a=x 3, a=y 1, b=u 2, b=v 2, (x,u) 2, (x,v) 1, (y,v) 1
+    assert by_query[(("a", "x"),)] == pytest.approx(1 / 3) and by_query[(("a", "y"),)] == 1.0
+    assert by_query[(("b", "u"),)] == 0.5 and by_query[(("a", "x"), ("b", "v"))] == 1.0
+    assert o.matched_queries == 7 and o.identifying_share == pytest.approx(3 / 7) and o.matches_median == 2
+    reid = o.reidentification_summary()  # sorted: 1/3, 1/2, 1/2, 1/2, 1, 1, 1
+    assert reid["mean"] == pytest.approx((1 / 3 + 3 * 0.5 + 3 * 1) / 7) and reid["median"] == 0.5
+    assert reid["q1"] == 0.5 and reid["q3"] == 1.0 and reid["max"] == 1.0
+    # best association per query: a=x -> s=1 for 2 of 3; a=y 1; b=u 1/2; b=v 1; (x,u) 1/2; (x,v) 1; (y,v) 1
+    assoc = o.association_summary()
+    assert assoc["mean"] == pytest.approx(17 / 21) and assoc["max"] == 1.0 and assoc["median"] == 1.0
 
 
-def test_same_queries_on_a_release_and_explicit_queries():
-    queries = RandomQueries.from_records(["a", "b"], [{"a": "x"}, {"a": "x", "b": "u"}, {"b": "v"}, {"a": "z"}])
-    release = _query_table().assign(b="*")  # b suppressed: queries knowing b match nobody
-    r = evaluate_queries(release, queries, "s")
-    # a=x matches 3 rows (reid 1/3; s: 1,2,1 -> 2/3); (x,u) and b=v match nothing; a=z matches nothing
-    assert (r.queries, r.matched_queries, r.unmatched_queries) == (4, 1, 3)
-    assert r.reid_mean == pytest.approx(1 / 3) and r.association_max == pytest.approx(2 / 3)
-    assert r.matched.tolist() == [True, False, False, False]
-    on_original = evaluate_queries(_query_table(), queries)
-    # a=x: 1/3, (x,u): 1/2, b=v: 1/2, a=z: unmatched; no sensitive attribute -> no association
-    np.testing.assert_allclose(on_original.reid_probabilities, [1 / 3, 0.5, 0.5])
-    assert on_original.association_mean is None and on_original.sensitive is None
-    nothing = evaluate_queries(release, RandomQueries.from_records(["a", "b"], [{"b": "u"}]), "s")
-    assert nothing.matched_queries == 0 and math.isnan(nothing.reid_mean) and math.isnan(nothing.association_max)
+def test_queries_come_from_records_of_the_original():
+    frame = _query_table()
+    r = random_query_attack(frame, None, ["a", "b"], stop_after=400, seed=5)
+    for query, row in zip(r.queries.as_records(), r.queries.records):
+        assert query and all(frame.loc[row, col] == value for col, value in query.items())
 
 
-def test_missing_values_and_numbers_are_matchable_values():
+def test_the_same_queries_are_asked_of_a_release():
+    original = _query_table()
+    release = original.assign(b="*")  # b suppressed: queries knowing b match nobody in the release
+    r = random_query_attack(original, release, ["a", "b"], "s", stop_after=400, seed=3)
+    assert not r.same_table and len(r.queries) == 7
+    knows_b = r.queries.known[:, 1]
+    assert np.all(r.release.matches[knows_b] == 0) and np.all(r.release.reidentification[knows_b] == 0)
+    assert np.all(r.release.association[knows_b] == 0)
+    # queries knowing only a match as in the original
+    np.testing.assert_array_equal(r.release.matches[~knows_b], r.original.matches[~knows_b])
+    assert r.release.matched_queries == 2 and r.release.identifying_share == pytest.approx(1 / 7)  # a=y only
+    assert r.original.matched_queries == 7
+    # evaluate_queries asks the same queries of any table
+    again = evaluate_queries(release, r.queries, "s")
+    np.testing.assert_array_equal(again.matches, r.release.matches)
+
+
+def test_matching_is_equality_and_missing_matches_missing():
     frame = pd.DataFrame({"a": [1.0, np.nan, np.nan, 2.0], "b": [1, 1, 2, 2]})
-    queries = RandomQueries.from_records(["a", "b"], [{"a": np.nan}, {"a": 1.0, "b": 1}, {"b": 2}])
+    queries = RandomQueries.from_records(["a", "b"], [{"a": np.nan}, {"a": 1, "b": 1}, {"b": 2}, {"a": "1"}])
     r = evaluate_queries(frame, queries)
-    np.testing.assert_allclose(r.reid_probabilities, [0.5, 1.0, 0.5])
+    np.testing.assert_array_equal(r.matches, [2, 1, 2, 0])  # 1 finds 1.0; the text '1' finds nothing
+    np.testing.assert_allclose(r.reidentification, [0.5, 1.0, 0.5, 0.0])
+    assert r.association is None and r.association_summary() is None
+
+
+def test_missing_sensitive_value_is_never_the_association():
+    frame = pd.DataFrame({"a": ["x"] * 4, "s": [None, None, None, "flu"]})
+    r = evaluate_queries(frame, RandomQueries.from_records(["a"], [{"a": "x"}]), "s")
+    assert r.association[0] == 0.25  # 'flu' in 1 of 4 matching records; the 3 missing values teach nothing
+
+
+def test_several_sensitive_attributes_take_the_largest_association():
+    frame = pd.DataFrame({"a": ["x"] * 4, "s": ["p", "q", "r", "t"], "t": ["m", "m", "m", "n"]})
+    r = evaluate_queries(frame, RandomQueries.from_records(["a"], [{"a": "x"}]), ["s", "t"])
+    assert r.association[0] == 0.75 and r.sensitive == ("s", "t")
 
 
 def test_query_cap_and_stopping_rule():
     frame = _query_table()
-    capped = generate_random_queries(frame, ["a", "b"], n=200, seed=0, max_queries=3)
-    assert len(capped) == 3
-    # n = 1: stops at the first draw that does not grow the list
-    short = generate_random_queries(frame, ["a", "b"], n=1, seed=0)
+    capped = random_query_attack(frame, None, ["a", "b"], queries=3, stop_after=400, seed=0)
+    assert len(capped.queries) == 3
+    # stop_after = 1: stops at the first draw that does not grow the list
+    short = generate_random_queries(frame, ["a", "b"], stop_after=1, seed=0)
     assert 1 <= len(short) <= 7 and short.draws == len(short) + 1
 
 
@@ -301,54 +342,61 @@ _attack_frames = st.integers(1, 60).flatmap(
         st.lists(st.sampled_from(["p", "q", "r"]), min_size=n, max_size=n),
         st.lists(st.integers(0, 9), min_size=n, max_size=n),
         st.lists(st.sampled_from(["s1", "s2", "s3"]), min_size=n, max_size=n),
+        st.lists(st.booleans(), min_size=n, max_size=n),
     )
 )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_attack_frames, st.integers(0, 1000), st.integers(1, 30))
-def test_random_query_properties(cols, seed, n):
+def test_random_query_properties(cols, seed, stop_after):
     frame = pd.DataFrame({"a": cols[0], "b": cols[1], "c": cols[2], "s": cols[3]})
     qi = ["a", "b", "c"]
-    r1 = random_query_attack(frame, qi, "s", n=n, seed=seed, max_queries=500)
-    r2 = random_query_attack(frame, qi, "s", n=n, seed=seed, max_queries=500)
-    assert repr(r1) == repr(r2)  # same seed, same result (repr: NaN statistics when no query survives)
-    np.testing.assert_array_equal(r1.reid_probabilities, r2.reid_probabilities)
-    q1 = generate_random_queries(frame, qi, n=n, seed=seed, max_queries=500)
-    assert q1.as_records() == generate_random_queries(frame, qi, n=n, seed=seed, max_queries=500).as_records()
-    records = q1.as_records()
-    assert len({tuple(sorted(d.items())) for d in records}) == len(records) == r1.queries <= 500  # distinct
-    assert r1.unmatched_queries == 0
-    p = r1.reid_probabilities
-    assert np.all((p > 0) & (p <= 1))
-    # each probability is 1 / (records matching the query), checked against pandas
-    for query, prob in zip(records[:20], p[:20]):
+    release = frame.assign(b=frame["b"].where(~np.array(cols[4])))  # some cells of b suppressed
+    r1 = random_query_attack(frame, release, qi, "s", stop_after=stop_after, seed=seed, queries=500)
+    r2 = random_query_attack(frame, release, qi, "s", stop_after=stop_after, seed=seed, queries=500)
+    records = r1.queries.as_records()
+    assert records == r2.queries.as_records() and r1.queries.draws == r2.queries.draws  # same seed, same queries
+    np.testing.assert_array_equal(r1.release.matches, r2.release.matches)
+    assert len({_key(q) for q in records}) == len(records) <= 500  # distinct
+    for query, row, on_original, on_release in list(zip(records, r1.queries.records, r1.original.matches,
+                                                        r1.release.matches))[:25]:
         mask = np.logical_and.reduce([frame[col] == val for col, val in query.items()])
-        assert prob == pytest.approx(1 / mask.sum())
-    np.testing.assert_allclose(r1.association.sum(axis=1), 1.0)
-    if r1.queries:
-        assert r1.reid_min <= r1.reid_q1 <= r1.reid_median <= r1.reid_q3 <= r1.reid_max <= 1
-        assert 0 < r1.association_mean <= r1.association_max <= 1
+        assert mask[row] and on_original == mask.sum() >= 1  # its own record matches, and pandas agrees
+        rel = np.logical_and.reduce([release[col] == val for col, val in query.items()])
+        assert on_release == rel.sum() <= on_original  # suppressing cells never adds matches
+    for answers in (r1.original, r1.release):
+        p = answers.reidentification
+        assert np.all((p == 0) == (answers.matches == 0))
+        np.testing.assert_allclose(p[p > 0], 1 / answers.matches[p > 0])
+        a = answers.association
+        assert np.all((a > 0) == (answers.matches > 0)) and np.all(a <= 1)
+        np.testing.assert_allclose(np.round(a * answers.matches), a * answers.matches, atol=1e-9)  # counts
+        s = answers.reidentification_summary()
+        assert s["q1"] <= s["median"] <= s["q3"] <= s["max"] <= 1
 
 
 def test_random_query_bad_inputs():
     frame = _query_table()
-    with pytest.raises(ValueError, match="n must be >= 1"):
-        random_query_attack(frame, ["a"], n=0)
-    with pytest.raises(ValueError, match="max_queries"):
-        generate_random_queries(frame, ["a"], max_queries=0)
+    with pytest.raises(ValueError, match="stop_after must be >= 1"):
+        random_query_attack(frame, None, ["a"], stop_after=0)
+    with pytest.raises(ValueError, match="queries must be >= 1"):
+        generate_random_queries(frame, ["a"], queries=0)
     with pytest.raises(ValueError, match="'zzz'"):
-        random_query_attack(frame, ["a", "zzz"])
+        random_query_attack(frame, None, ["a", "zzz"])
     with pytest.raises(ValueError, match="sensitive column 'nope'"):
-        random_query_attack(frame, ["a"], "nope")
+        random_query_attack(frame, None, ["a"], "nope")
     with pytest.raises(ValueError, match="also a quasi-identifier"):
-        random_query_attack(frame, ["a", "s"], "s")
+        random_query_attack(frame, None, ["a", "s"], "s")
     with pytest.raises(ValueError, match="at least one"):
         generate_random_queries(frame, [])
     with pytest.raises(ValueError, match="empty"):
-        random_query_attack(frame.iloc[:0], ["a"])
-    with pytest.raises(ValueError, match="'b'"):
+        random_query_attack(frame.iloc[:0], None, ["a"])
+    with pytest.raises(ValueError, match="'b' is not in release"):
+        random_query_attack(frame, frame[["a", "s"]], ["a", "b"])
+    with pytest.raises(ValueError, match="'b'") as err:
         evaluate_queries(frame[["a", "s"]], RandomQueries.from_records(["a", "b"], [{"b": SECRET}]))
+    assert SECRET not in str(err.value)
 
 
 # ----------------------------------------------------------------------------------------------------------------

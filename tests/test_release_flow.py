@@ -116,7 +116,7 @@ def test_utility_gate_rejects(workspace):
     data = workspace.dir / "signal.csv"
     frame.to_csv(data, index=False)
     spec = workspace.spec(data=data, columns={"age": "quasi_identifier", "label": "class"},
-                          method={"name": "condensation", "variant": "modified", "params": {"k": 360}},
+                          method={"name": "condensation", "variant": "modified", "k": 360},
                           utility={"min_accuracy_ratio": 0.9})
     result = ppdp("run", spec)
     assert result.exit_code == 3 and "min_accuracy_ratio" in result.output, result.output
@@ -137,8 +137,8 @@ ROWS = "".join(f"P{i},{20 + i % 50},{'Male' if i % 2 else 'Female'},HS-grad,{'>5
         ("declared column missing", HEADER + ROWS, {"columns__zip": "quasi_identifier"}, 2, "columns.zip"),
         ("numeric QI holding text", HEADER + ROWS + "P7,old,Male,HS-grad,<=50K\n", {}, 2, "match_regex(age)"),
         ("all-null class", HEADER + ROWS.replace(">50K", "").replace("<=50K", ""), {}, 2, "not_be_null(income)"),
-        ("class smaller than k", HEADER + ROWS, {"method__params__k": 95}, 2, "fewer than k=95"),
-        ("k larger than the rows", HEADER + ROWS, {"method__params__k": 5000, "privacy__k": 5000}, 2, "k=5000"),
+        ("class smaller than k", HEADER + ROWS, {"method__k": 95}, 2, "fewer than k=95"),
+        ("k larger than the rows", HEADER + ROWS, {"method__k": 5000, "privacy__k": 5000}, 2, "k=5000"),
         ("unknown spec key", HEADER + ROWS, {"privacy__kay": 3}, 2, "privacy.kay: unknown key"),
     ],
 )
@@ -205,13 +205,13 @@ def test_prefect_never_stores_raw_or_sanitized_data(workspace):
 
 
 def test_rule_based_tuning_runs_as_a_flow_step_and_goes_into_the_release(workspace):
-    spec = workspace.spec(**{"method__params__k": None, "tuning": {"strategy": "rule_based", "min_group_size": 10}})
+    spec = workspace.spec(**{"method__k": None, "tuning": {"strategy": "bisect", "min": 10}})
     result = ppdp("run", spec)
     assert result.exit_code == 0, result.output
     [folder] = published_folders(workspace.root)
     manifest = load_manifest(folder)
     trace = manifest.tuning
-    assert trace.strategy == "rule_based" and len(trace.evaluations) >= 2
+    assert trace.strategy == "bisect" and len(trace.evaluations) >= 2
     assert manifest.method.params["k"] == trace.chosen and manifest.privacy.k >= trace.chosen
     assert all(e.privacy is not None and 0 <= e.accuracy <= 1 and e.per_class for e in trace.evaluations)
     assert (folder / "tuning.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -220,10 +220,10 @@ def test_rule_based_tuning_runs_as_a_flow_step_and_goes_into_the_release(workspa
 
 def test_tune_command_writes_trace_and_plot_and_publishes_nothing(workspace):
     out = workspace.dir / "tuning"
-    result = ppdp("tune", workspace.spec(), "--strategy", "brute_force", "--buckets", "4", "--out", out)
+    result = ppdp("tune", workspace.spec(), "--strategy", "grid", "--buckets", "4", "--out", out)
     assert result.exit_code == 0, result.output
     trace = json.loads((out / "trace.json").read_text())
-    assert trace["strategy"] == "brute_force" and len(trace["evaluations"]) == 4 and trace["candidates"] == 4
+    assert trace["strategy"] == "grid" and len(trace["evaluations"]) == 4 and trace["candidates"] == 4
     assert (out / "tuning.png").is_file()
     assert workspace.under_root() == []
     bad = ppdp("tune", workspace.spec(), "--strategy", "guess")
@@ -241,10 +241,11 @@ def test_every_privacy_gate_is_measured_and_a_failed_one_rejects(workspace):
     [folder] = published_folders(workspace.root)
     manifest = load_manifest(folder)
     p = manifest.privacy
-    assert p.sensitive_attributes == ["occupation"] and p.model == "synthetic_groups"
+    assert p.sensitive_attributes == ["occupation"] and p.unit == "generating_group"
     assert p.measures.k_anonymity == p.k >= 10 and p.measures.l_diversity >= 2
     assert p.risk.prosecutor_max == 1 / p.k and p.synthetic.linkage_risk == p.linkage_risk
-    assert p.synthetic.dcr_quantiles and p.perturbation is not None and p.attacker is not None
+    assert p.synthetic.dcr_quantiles and p.attacker is not None
+    assert p.perturbation is None  # synthetic rows stand for no input row: nothing to align
     assert [g.name for g in p.gates] == ["k", "l", "t", "max_prosecutor_risk", "max_records_at_risk"]
     checks = {c.expectation: c for c in manifest.output_checks}
     assert checks["expect_quasi_identifiers_to_be_k_anonymous"].success

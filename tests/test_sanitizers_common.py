@@ -1,8 +1,11 @@
 """One contract for every sanitizer in the registry: a new method is covered by registering it.
 
-Parameters are kept unchanged, the input frame is not modified, the same seed gives the same output, rows come
-out shuffled with group ids aligned, and the privacy property of the method's release kind holds on frames with
-shuffled, non-default indexes.
+Same seed -> same output; another seed -> different output (randomized methods); the input frame is unchanged;
+an empty input is an InputError; no message quotes a cell value (planted canary); parameters follow
+scikit-learn's contract (get_params(deep=True), set_params, clone) and equal the method's parameter model; every
+claim of the release is re-checked independently of the method's own numbers (k re-measured on the published
+table, rows standing for input rows, generating groups of at least k records); the privacy property of the
+unit holds on frames with shuffled, non-default indexes.
 """
 
 from __future__ import annotations
@@ -10,27 +13,35 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.base import clone
 
+from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.methods import UNITS
 from ppdp.schemas.reports import ColumnTag, Roles
-from ppdp.schemas.spec import ColumnKind, Role
+from ppdp.schemas.spec import GATE_UNITS
+from ppdp.tasks.core.errors import InputError, PpdpError
 from ppdp.tasks.core.groups import equivalence_class_ids
-from ppdp.tasks.sanitize import REGISTRY
+from ppdp.tasks.sanitize.base import GROUP_COLUMN, Release, Sanitizer
+from ppdp.tasks.sanitize.registry import REGISTRY
 
-# per sanitizer: the parameter sets the contract runs with (its variants)
+# per method: the parameter sets the contract runs with (its variants); a registered method without cases fails
 CASES = {
     "condensation": [dict(variant=v, k=5) for v in ("class_wise", "modified", "original")],
+    "mdav": [dict(k=5)],
+    "noise": [dict(kind="additive", scale=0.3), dict(kind="multiplicative", scale=0.2, distribution="laplace")],
 }
+CANARY = "Zq9-canary-417"
 
 
 def all_cases():
     missing = set(REGISTRY) - set(CASES)
     assert not missing, f"register contract cases for {missing}"
-    return [(name, params) for name in REGISTRY for params in CASES[name]]
+    return [pytest.param(name, params, id=f"{name}-{i}") for name in REGISTRY for i, params in enumerate(CASES[name])]
 
 
-def make_frame(n: int, seed: int) -> tuple[pd.DataFrame, Roles]:
+def make_frame(n: int, seed: int, canary: bool = False) -> tuple[pd.DataFrame, Roles]:
     rng = np.random.default_rng(seed)
     frame = pd.DataFrame({
         "age": rng.integers(18, 80, n),
@@ -39,6 +50,9 @@ def make_frame(n: int, seed: int) -> tuple[pd.DataFrame, Roles]:
         "label": rng.choice(["p", "q"], n, p=[0.6, 0.4]),
     })
     frame.loc[frame["label"].value_counts().idxmin() == frame["label"], "score"] += 2.0
+    if canary:
+        frame["city"] = frame["city"].astype(object)
+        frame.loc[frame.index[:3], "city"] = CANARY
     frame.index = rng.permutation(n) * 3 + 7
     roles = Roles(columns=[
         ColumnTag(name="age", role=Role.quasi_identifier, kind=ColumnKind.numeric, source="declared", reason="t"),
@@ -49,46 +63,121 @@ def make_frame(n: int, seed: int) -> tuple[pd.DataFrame, Roles]:
     return frame, roles
 
 
+def recheck(frame: pd.DataFrame, out: Release, roles: Roles, k: int | None) -> None:
+    """The release's claims re-checked from its published table and its own bookkeeping, not the method's
+    numbers."""
+    n = len(frame)
+    assert out.unit in UNITS
+    assert isinstance(out.frame.index, pd.RangeIndex)
+    assert len(out.row_source) == len(out.frame)
+    assert set(out.treatments) >= set(frame.columns)
+    if out.unit == "generating_group":
+        assert GROUP_COLUMN in out.frame.columns
+        sizes = out.frame[GROUP_COLUMN].value_counts()
+        assert sizes.min() >= k  # re-checked on the published column
+        assert np.array_equal(out.frame[GROUP_COLUMN].to_numpy(), out.group)
+        assert len(out.input_group) == n and np.bincount(out.input_group[out.input_group >= 0]).min() >= k
+        first = pd.unique(out.frame[GROUP_COLUMN])
+        assert list(first) == list(range(len(first)))  # ids numbered in order of appearance: no input order
+    elif out.unit == "equivalence_class":
+        ids = equivalence_class_ids(out.frame, [q for q in roles.quasi_identifiers])
+        assert np.bincount(ids).min() >= k
+        kept = out.row_source[out.row_source >= 0]
+        assert len(set(kept.tolist())) == len(kept)
+    else:
+        assert sorted(out.row_source.tolist()) == list(range(n))  # one published row per input row
+        assert out.group is None
+
+
 @pytest.mark.parametrize(("name", "params"), all_cases())
 def test_contract(name, params):
     frame, roles = make_frame(120, 1)
     before = frame.copy(deep=True)
-    sanitizer = REGISTRY[name](**params, seed=11)
-    kept = sanitizer.get_params()
+    cls = REGISTRY[name]
+    sanitizer = cls(**params, seed=11)
+    kept = sanitizer.get_params(deep=True)
     out = sanitizer.sanitize(frame, roles)
-    assert sanitizer.get_params() == kept  # no hidden state written into parameters
+    assert sanitizer.get_params(deep=True) == kept  # no hidden state written into parameters
     pd.testing.assert_frame_equal(frame, before)  # input not mutated
-    again = REGISTRY[name](**params, seed=11).sanitize(frame, roles)
+    again = cls(**params, seed=11).sanitize(frame, roles)
     pd.testing.assert_frame_equal(out.frame, again.frame)  # same seed, same release
-    assert list(out.frame.columns) == list(frame.columns)
-    assert len(out.groups) == len(out.frame) and len(out.source_groups) == len(frame)
-    assert isinstance(out.frame.index, pd.RangeIndex)
-    assert out.release_kind in ("synthetic", "generalized")
-    if out.source_index is not None:  # each released row stands in for one input row of its own group
-        assert sorted(out.source_index.tolist()) == list(range(len(frame)))
-        assert np.array_equal(out.groups, out.source_groups[out.source_index])
-    clone = sanitizer.with_params(k=7)
-    assert clone.get_params()["k"] == 7 and sanitizer.get_params()["k"] == params["k"]
+    other = cls(**params, seed=12).sanitize(frame, roles)
+    if cls.randomized:
+        assert not out.frame.equals(other.frame)
+    published = [c for c in out.frame.columns if c != GROUP_COLUMN]
+    assert published == list(frame.columns)
+    assert out.unit == cls.unit
+    recheck(frame, out, roles, params.get("k"))
+
+
+@pytest.mark.parametrize(("name", "params"), all_cases())
+def test_estimator_contract_and_parameter_model(name, params):
+    cls = REGISTRY[name]
+    sanitizer = cls(**params, seed=3)
+    copy = clone(sanitizer)
+    assert copy is not sanitizer and copy.get_params() == sanitizer.get_params()
+    assert set(cls.param_names()) == set(cls.Params.model_fields) - {"name"} | {"seed"}
+    assert cls.Params.model_fields["name"].default == name
+    assert set(cls.tunable) <= set(cls.param_names()) and all(v in ("larger", "smaller") for v in cls.tunable.values())
+    assert any(cls.unit in units for units in GATE_UNITS.values())
+    first = next(iter(cls.tunable))
+    value = sanitizer.get_params()[first]
+    assert sanitizer.set_params(**{first: value}) is sanitizer
+    changed = sanitizer.with_params(seed=99)
+    assert changed.seed == 99 and sanitizer.seed == 3
     with pytest.raises(TypeError):
         sanitizer.with_params(no_such_parameter=1)
+    frame, roles = make_frame(60, 4)
+    for domain in sanitizer.domains(frame, roles).values():
+        assert type(domain).__name__ in ("IntRange", "FloatRange", "Lattice")
 
 
 @pytest.mark.parametrize(("name", "params"), all_cases())
-def test_bad_parameters_fail_before_data_is_touched(name, params):
+def test_empty_input_and_bad_parameters(name, params):
     frame, roles = make_frame(50, 2)
-    with pytest.raises(ValueError):
-        REGISTRY[name](**{**params, "k": 0}, seed=0).sanitize(frame, roles)
+    with pytest.raises(InputError):
+        REGISTRY[name](**params, seed=0).sanitize(frame.iloc[:0], roles)
+    first = next(iter(REGISTRY[name].tunable))
+    with pytest.raises(PpdpError):  # a parameter outside its model fails before the data are touched
+        REGISTRY[name](**{**params, first: -1}, seed=0).sanitize(frame, roles)
 
 
 @pytest.mark.parametrize(("name", "params"), all_cases())
-@settings(max_examples=15, deadline=None)
+def test_no_message_quotes_a_cell_value(name, params):
+    frame, roles = make_frame(30, 5, canary=True)
+    cls = REGISTRY[name]
+    for bad in ({**params, **{next(iter(cls.tunable)): 10**6 if "k" in cls.tunable else -1}},):
+        try:
+            cls(**bad, seed=0).sanitize(frame, roles)
+        except PpdpError as exc:
+            assert CANARY not in str(exc)
+    broken = frame.assign(label=np.nan) if cls.needs_class or name == "condensation" else frame.iloc[:1]
+    try:
+        cls(**params, seed=0).sanitize(broken, roles)
+    except PpdpError as exc:
+        assert CANARY not in str(exc)
+
+
+@pytest.mark.parametrize(("name", "params"), all_cases())
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(min_value=40, max_value=200), seed=st.integers(0, 10_000), k=st.integers(2, 15))
 def test_privacy_property_holds(name, params, n, seed, k):
     frame, roles = make_frame(n, seed)
     k = min(k, int(frame["label"].value_counts().min()))
-    out = REGISTRY[name](**{**params, "k": k}, seed=seed).sanitize(frame, roles)
-    if out.release_kind == "synthetic":
-        assert np.bincount(out.source_groups).min() >= k
-    else:
-        ids = equivalence_class_ids(out.frame, roles.quasi_identifiers)
-        assert np.bincount(ids).min() >= k
+    cls = REGISTRY[name]
+    run = {**params, "k": k} if "k" in cls.tunable else params
+    out = cls(**run, seed=seed).sanitize(frame, roles)
+    recheck(frame, out, roles, k)
+
+
+def test_a_new_method_needs_only_its_module_and_a_registry_line():
+    """The spec's method union, the JSON Schema and the gate table come from the registry."""
+    from ppdp.schemas.export import release_schema_json
+    from ppdp.schemas.spec import ReleaseSpec
+
+    schema = release_schema_json()
+    for cls in REGISTRY.values():
+        assert issubclass(cls, Sanitizer)
+        assert cls.Params.__name__ in schema
+    union = ReleaseSpec.model_fields["method"].annotation
+    assert {m.model_fields["name"].default for m in union.__args__} == set(REGISTRY)

@@ -40,13 +40,13 @@ def test_valid_spec_loads_and_resolves_relative_paths(tmp_path):
         (lambda s: s["privacy"].update(k="ten"), "privacy.k"),
         (lambda s: s["utility"].update(test_fraction=0.7), "utility.test_fraction"),
         (lambda s: s["utility"].update(test_fraction=0), "utility.test_fraction"),
-        (lambda s: s["method"]["params"].update(k=None), "method.params.k is required"),
+        (lambda s: s["method"].update(k=None), "method.k is required"),
         (lambda s: s["method"].update(variant="clever"), "method.variant"),
         (lambda s: s["method"].update(name="magic"), "method"),
         (lambda s: s["columns"].update(age="quasi"), "columns.age"),
         (lambda s: s.pop("privacy"), "privacy: required key is missing"),
-        (lambda s: s["tuning"].update(strategy="rule_based"), "set one or the other"),
-        (lambda s: s["tuning"].update(min_group_size=5), "tuning.min_group_size"),
+        (lambda s: s["tuning"].update(strategy="bisect"), "set one or the other"),
+        (lambda s: s["tuning"].update(min=5), "tuning.min"),
         (lambda s: s["columns"].update(sex="class"), "at most one class column"),
         (lambda s: s.update(dataset="../escape"), "dataset"),
     ],
@@ -75,8 +75,8 @@ def test_missing_spec_file(tmp_path):
 
 def test_overrides_apply_yaml_values(tmp_path):
     path = write(tmp_path, base_spec(tmp_path / "in.csv", tmp_path / "out"))
-    spec = load_spec(path, ["privacy.k=12", "method.params.k=30", "utility.classifier=knn5", "seed=99"])
-    assert (spec.privacy.k, spec.method.params.k, spec.utility.classifier, spec.seed) == (12, 30, "knn5", 99)
+    spec = load_spec(path, ["privacy.k=12", "method.k=30", "utility.classifier=knn5", "seed=99"])
+    assert (spec.privacy.k, spec.method.k, spec.utility.classifier, spec.seed) == (12, 30, "knn5", 99)
     with pytest.raises(SpecError, match="expected key.path=value"):
         apply_override({}, "novalue")
     with pytest.raises(SpecError, match="privacy.k"):
@@ -108,3 +108,140 @@ def test_examples_are_valid_specs():
     assert examples
     for path in examples:
         load_spec(path)
+
+
+# -- hostile specs (issue 8): refused in one line naming the line or the key, fast, nothing expanded ----------
+def spec_text(tmp_path: Path) -> str:
+    return yaml.safe_dump(base_spec(tmp_path / "in.csv", tmp_path / "out"), sort_keys=False)
+
+
+def refuse(tmp_path: Path, text: str | bytes, *needles: str, overrides: list[str] | None = None) -> str:
+    path = tmp_path / "hostile.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    with pytest.raises(SpecError) as info:
+        load_spec(path, overrides)
+    message = str(info.value)
+    assert "\n" not in message
+    for needle in needles:
+        assert needle in message, (needle, message)
+    return message
+
+
+def test_alias_bomb_is_refused_before_any_expansion(tmp_path):
+    """1.4 kB that PyYAML's safe_load expands into 9**9 list items (75 s and 5.4 GiB, issue 8)."""
+    bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 10))
+    text = spec_text(tmp_path)
+    lines = text.count("\n")
+    refuse(tmp_path, text + bomb, f"line {lines + 1}: YAML anchors and aliases")
+    refuse(tmp_path, text.replace("privacy:", "privacy: &p", 1), "anchors and aliases")  # an anchor alone
+
+
+@pytest.mark.parametrize("nesting", ["[" * 5000 + "]" * 5000, "".join(f"\n{'  ' * (i + 1)}k{i}:" for i in range(40))
+                                     + " v"])
+def test_nesting_depth_is_bounded(tmp_path, nesting):
+    refuse(tmp_path, spec_text(tmp_path) + "deep: " + nesting + "\n", "nested deeper than 16 levels", "line ")
+
+
+def test_too_many_values_or_bytes_are_refused(tmp_path):
+    many = "".join(f"k{i}: v\n" for i in range(15_000))
+    refuse(tmp_path, spec_text(tmp_path) + many, "more than 20000 values")
+    refuse(tmp_path, spec_text(tmp_path) + "# " + "x" * 300_000 + "\n", "bytes, more than a spec can be")
+
+
+def test_duplicate_keys_are_refused_naming_key_and_lines(tmp_path):
+    text = spec_text(tmp_path)
+    first = text.splitlines().index("privacy:") + 1
+    last = text.count("\n") + 1
+    refuse(tmp_path, text + "privacy:\n  k: 2\n", f"line {last}: duplicate key 'privacy' (first at line {first})")
+    nested = text.replace("  k: 10\n", "  k: 10\n  k: 50\n", 1)
+    refuse(tmp_path, nested, "duplicate key 'privacy.k'")
+    masked = refuse(tmp_path, text.replace("  income: class\n", "  987-65-4329: class\n  987-65-4329: other\n"),
+                    "duplicate key 'columns.<data-like key>'")
+    assert "987-65-4329" not in masked
+
+
+@pytest.mark.parametrize(
+    ("line", "overrides", "needle"),
+    [
+        ("seed: true", [], "seed: Input should be a valid integer, got a boolean"),
+        ("seed: 7.0", [], "seed: Input should be a valid integer, got a decimal number"),
+        ("seed: '7'", [], "seed: Input should be a valid integer, got text"),
+        ("seed: 7", ["seed=true"], "seed (given by --set): Input should be a valid integer, got a boolean"),
+        ("seed: 7", ["privacy.k=yes"], "privacy.k (given by --set): Input should be a valid integer, got a boolean"),
+        ("seed: 7", ["utility.test_fraction=on"], "utility.test_fraction (given by --set)"),
+        ("seed: 7", ["privacy.kk=3"], "privacy.kk (given by --set): unknown key"),
+    ],
+)
+def test_types_are_strict_in_the_file_and_in_set(tmp_path, line, overrides, needle):
+    text = spec_text(tmp_path).replace("seed: 7", line)
+    refuse(tmp_path, text, needle, overrides=overrides)
+
+
+def test_strict_types_still_take_ordinary_yaml(tmp_path):
+    path = tmp_path / "ok.yaml"
+    path.write_text(spec_text(tmp_path), encoding="utf-8")
+    spec = load_spec(path, ["utility.test_fraction=1e-1", "privacy.k=12", "tagging.auto=false"])
+    assert (spec.utility.test_fraction, spec.privacy.k, spec.tagging.auto) == (0.1, 12, False)
+
+
+@pytest.mark.parametrize(
+    ("extra", "needle"),
+    [
+        ("x: !!python/object/apply:os.system [echo]\n", "no YAML tags"),
+        ("x: !!binary aGVsbG8=\n", "no YAML tags"),
+        ("x: {<<: {a: 1}}\n", "merge keys"),
+        ("x: .inf\n", "infinite and NaN numbers"),
+        ("x: .nan\n", "infinite and NaN numbers"),
+        ("x: " + "9" * 5000 + "\n", "not a valid number"),
+        ("? [a, b]\n: c\n", "a key must be plain text"),
+        ("---\nx: 1\n", "not valid YAML at line"),
+        ("x: \x07\n", "not valid YAML at line"),
+    ],
+)
+def test_yaml_beyond_plain_data_is_refused_with_its_line(tmp_path, extra, needle):
+    text = spec_text(tmp_path)
+    refuse(tmp_path, text + extra, needle, "line ")
+
+
+def test_set_values_follow_the_same_rules(tmp_path):
+    text = spec_text(tmp_path)
+    refuse(tmp_path, text, "--set seed: YAML anchors and aliases", overrides=["seed=&a 1"])
+    refuse(tmp_path, text, "--set seed: nested deeper", overrides=["seed=" + "[" * 40 + "]" * 40])
+    refuse(tmp_path, text, "--set seed: infinite", overrides=["seed=.inf"])
+    refuse(tmp_path, text, "--set: a key path deeper", overrides=[".".join(["a"] * 40) + "=1"])
+    message = refuse(tmp_path, text, "columns.<data-like key>.role: required key is missing",
+                     overrides=["columns.987-65-4329.x=1"])
+    assert "987-65-4329" not in message
+
+
+def test_encodings_of_the_spec_file(tmp_path):
+    text = spec_text(tmp_path)
+    path = tmp_path / "bom.yaml"
+    path.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert load_spec(path).dataset == "census"  # a UTF-8 byte-order mark is dropped
+    refuse(tmp_path, text.encode("utf-16"), "UTF-16 or UTF-32 text", "save it as UTF-8")
+    latin = text.replace("dataset: census", "dataset: census\nnote: caf\u00e9").encode("latin-1")
+    refuse(tmp_path, latin, "not UTF-8 text (line 2)")
+
+
+def test_plain_data_rules_keys_as_text_dates_as_text_yaml12_floats():
+    from ppdp.tasks.spec import parse_yaml
+
+    assert parse_yaml("no: 1\n10: x\nd: 2024-01-02\nf: 1e-3\ng: -2E+5\nb: yes\n") == {
+        "no": 1, "10": "x", "d": "2024-01-02", "f": 0.001, "g": -200000.0, "b": True}
+
+
+def test_data_like_column_names_are_not_echoed_by_header_checks(workspace):
+    spec = load_spec(workspace.spec(**{"columns__987-65-4329": "identifier"}))
+    with pytest.raises(SpecError) as info:
+        preflight(spec)
+    assert "987-65-4329" not in str(info.value) and "looks like a data value" in str(info.value)
+
+
+def test_declared_column_missing_with_another_separator_gets_a_hint(workspace):
+    data = workspace.dir / "semi.csv"
+    data.write_text("person_id;age,x;education;income\n1;2;3;4\n", encoding="utf-8")
+    spec = load_spec(workspace.spec(data=data))
+    with pytest.raises(SpecError, match=r"is the separator ';'\? source.sep is ','"):
+        preflight(spec)

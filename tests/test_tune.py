@@ -1,4 +1,5 @@
-"""Tuning strategies: the rule-based search (Figure 6), brute force, approximate GCD, none."""
+"""Tuning for any parameter of any method: Figure 6 (bisect) in both directions and on reals, grid, the
+best-utility objective, suggested (approximate GCD), fixed, bounds, and the lattice search."""
 
 from __future__ import annotations
 
@@ -8,17 +9,27 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ppdp.schemas.methods import FloatRange, IntRange
 from ppdp.schemas.reports import Evaluation
-from ppdp.schemas.spec import TuningSpec
+from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError
-from ppdp.tasks.tune import brute_force_sizes, pick_brute_force, rule_based_search, tune
+from ppdp.tasks.sanitize.condensation import Condensation
+from ppdp.tasks.sanitize.noise import Noise
+from ppdp.tasks.tune import (
+    boundary_search,
+    grid_values,
+    lattice_search,
+    pick_within_gap,
+    rule_based_search,
+    tune,
+)
 
 
-def fake_evaluator(accuracy_of, log):
-    def many(sizes):
-        log.extend(sizes)
-        return [Evaluation(k=k, privacy=k / 1000, accuracy=accuracy_of(k), per_class={}, runs=1, seconds=0.0)
-                for k in sizes]
+def fake_evaluator(accuracy_of, log, meets=None):
+    def many(values):
+        log.extend(values)
+        return [Evaluation(value=v, privacy=v / 1000, accuracy=accuracy_of(v), per_class={},
+                           meets_policy=None if meets is None else meets(v), runs=1, seconds=0.0) for v in values]
     return many
 
 
@@ -27,48 +38,104 @@ def fake_evaluator(accuracy_of, log):
        gap=st.floats(0.001, 0.5))
 def test_rule_based_terminates_in_logarithmic_evaluations(t, span, drop, cliff, gap):
     smallest = t + span
-    log: list[int] = []
+    log: list[float] = []
     chosen, seen = rule_based_search(t, smallest, gap, fake_evaluator(lambda k: 0.9 - drop * (k >= cliff) * 0.5, log))
     assert t <= chosen <= smallest
-    assert len(log) == len(set(log))  # no size evaluated twice
-    # geometric bisection: the ratio g2/g1 is square-rooted each step -> O(log log) halvings of log(range)
+    assert len(log) == len(set(log))  # no value evaluated twice
     assert len(log) <= 2 + 2 * math.ceil(math.log2(max(span, 2))) + 2
 
 
 def test_rule_based_follows_figure_6():
-    log: list[int] = []
+    log: list[float] = []
     # accuracy collapses above 100: the search must move left after the first midpoint
     chosen, seen = rule_based_search(20, 2000, 0.05, fake_evaluator(lambda k: 0.9 if k <= 100 else 0.5, log))
     assert log[:2] == [20, 2000] and log[2] == 200  # g3 = round(sqrt(20 * 2000))
     assert seen[200].accuracy == 0.5 and log[3] == round(math.sqrt(20 * 200))
-    # flat accuracy: privacy matters, the search moves right to the smallest class
-    log2: list[int] = []
+    log2: list[float] = []  # flat accuracy: privacy matters, the search moves right to the most private end
     chosen2, _ = rule_based_search(20, 2000, 0.05, fake_evaluator(lambda k: 0.9, log2))
     assert chosen2 >= 1900
 
 
 def test_rule_based_guard_against_pinned_midpoint():
-    log: list[int] = []
+    log: list[float] = []
     chosen, _ = rule_based_search(10, 11, 0.05, fake_evaluator(lambda k: 0.9, log))  # round(sqrt(110)) == 10
     assert chosen in (10, 11) and len(log) <= 3
 
 
-def test_brute_force_sizes_and_pick():
-    assert brute_force_sizes(10, 15, None) == [10, 11, 12, 13, 14, 15]
-    assert brute_force_sizes(10, 110, 5) == [10, 35, 60, 85, 110]
-    evs = [Evaluation(k=k, privacy=p, accuracy=a, per_class={}, runs=1, seconds=0)
+def test_rule_based_on_reals_and_in_the_smaller_is_safer_direction():
+    log: list[float] = []
+    chosen, _ = rule_based_search(0.01, 2.0, 0.05, fake_evaluator(lambda s: 0.9 if s < 0.5 else 0.6, log),
+                                  integer=False, log=True)
+    assert 0.01 < chosen < 0.5 and len(log) < 45  # Figure 6 is greedy: it stays below the first cliff seen
+    log2: list[float] = []  # a parameter whose smaller values are safer: start from the large (least private) end
+    chosen2, _ = rule_based_search(100, 2, 0.05, fake_evaluator(lambda v: 0.9 if v >= 30 else 0.5, log2))
+    assert sorted(log2[:2]) == [2, 100] and 2 <= chosen2 <= 100
+
+
+def test_boundary_search_finds_the_least_private_value_meeting_the_policy():
+    log: list[float] = []
+    value, _ = boundary_search(2, 500, fake_evaluator(lambda k: 1 - k / 1000, log, meets=lambda k: k >= 37))
+    assert value == 37
+    none, _ = boundary_search(2, 500, fake_evaluator(lambda k: 0.5, [], meets=lambda k: False))
+    assert none is None
+
+
+def test_grid_values_and_pick():
+    assert grid_values(10, 15, None, True, True) == [10, 11, 12, 13, 14, 15]
+    assert grid_values(10, 110, 5, True, True) == [10, 35, 60, 85, 110]
+    reals = grid_values(0.01, 1.0, 3, False, True)
+    assert reals == pytest.approx([0.01, 0.1, 1.0])
+    evs = [Evaluation(value=k, privacy=p, accuracy=a, per_class={}, runs=1, seconds=0)
            for k, p, a in [(10, 0.5, 0.95), (20, 0.7, 0.93), (30, 0.9, 0.80), (40, 0.7, 0.94)]]
-    assert pick_brute_force(evs, 0.05).k == 40  # highest privacy within 5% of the best; larger k on a tie
+    assert pick_within_gap(evs, 0.05, "larger").value == 40  # highest privacy within 5% of the best; safer on ties
+    assert pick_within_gap(evs, 0.05, "smaller").value == 20
 
 
-def test_strategies_none_and_gcd_and_class_too_small():
+def test_strategies_fixed_suggested_grid_and_bounds():
     sizes = {"a": 1001, "b": 501}
-    assert tune(TuningSpec(strategy="none"), threshold=20, sizes=sizes, fixed_k=33, evaluate_many=None).chosen == 33
-    trace = tune(TuningSpec(strategy="approximate_gcd"), threshold=20, sizes=sizes, fixed_k=None, evaluate_many=None)
-    assert trace.chosen == 500 and trace.approximate_gcd == 500
-    with pytest.raises(InputError, match="fewer than the threshold"):
-        tune(TuningSpec(strategy="approximate_gcd"), threshold=600, sizes=sizes, fixed_k=None, evaluate_many=None)
-    log: list[int] = []
-    trace = tune(TuningSpec(strategy="brute_force", buckets=4), threshold=20, sizes=sizes, fixed_k=None,
+    policy = PrivacyThresholds(k=20)
+    base = Condensation(k=33)
+    domains = {"k": IntRange(low=2, high=501)}
+    assert tune(TuningSpec(strategy="fixed"), sanitizer=base, domains=domains, policy=policy, sizes=sizes,
+                evaluate_many=None).chosen == 33
+    free = Condensation()
+    suggest = lambda t: ({"k": 20 * math.gcd(1001 // int(t), 501 // int(t))}, "approximate GCD")  # noqa: E731
+    trace = tune(TuningSpec(strategy="suggested"), sanitizer=free, domains=domains, policy=policy, sizes=sizes,
+                 evaluate_many=None, suggest=suggest)
+    assert trace.chosen == 500 and trace.suggested == 500 and "GCD" in trace.rule
+    capped = tune(TuningSpec(strategy="suggested", max=200), sanitizer=free, domains=domains, policy=policy,
+                  sizes=sizes, evaluate_many=None, suggest=suggest)
+    assert capped.chosen == 200 and "clamped" in capped.rule
+    log: list[float] = []
+    trace = tune(TuningSpec(strategy="grid", buckets=4), sanitizer=free, domains=domains, policy=policy, sizes=sizes,
                  evaluate_many=fake_evaluator(lambda k: 0.9, log))
     assert trace.candidates == 4 and len(trace.evaluations) == 4 and trace.chosen == 501
+    assert min(log) == 20  # the lower bound defaults to privacy.k
+    bisect = tune(TuningSpec(strategy="bisect", max=100), sanitizer=free, domains=domains, policy=policy,
+                  sizes=sizes, evaluate_many=fake_evaluator(lambda k: 0.9, []))
+    assert 20 <= bisect.chosen <= 100 and bisect.high == 100 and "Figure 6" in bisect.rule
+    with pytest.raises(InputError, match="below the lower bound"):
+        tune(TuningSpec(strategy="bisect"), sanitizer=free, domains={"k": IntRange(low=2, high=10)}, policy=policy,
+             sizes=sizes, evaluate_many=fake_evaluator(lambda k: 0.9, []))
+
+
+def test_best_utility_meeting_policy_on_a_real_parameter():
+    noise = Noise()
+    domains = {"scale": FloatRange(low=0.01, high=2.0, log=True)}
+    spec = TuningSpec(strategy="grid", buckets=8, objective="best_utility_meeting_policy")
+    trace = tune(spec, sanitizer=noise, domains=domains, policy=PrivacyThresholds(min_vd=0.1), sizes={},
+                 evaluate_many=fake_evaluator(lambda s: 1 - s / 10, [], meets=lambda s: s >= 0.3))
+    assert trace.chosen >= 0.3 and all(e.value >= trace.chosen or not e.meets_policy for e in trace.evaluations)
+    with pytest.raises(InputError, match="passes the privacy gates"):
+        tune(spec, sanitizer=noise, domains=domains, policy=PrivacyThresholds(min_vd=0.1), sizes={},
+             evaluate_many=fake_evaluator(lambda s: 0.5, [], meets=lambda s: False))
+
+
+def test_lattice_search_is_optimal_and_prunes():
+    max_level = {"age": 3, "zip": 4, "sex": 1}
+    meets = lambda node: node["age"] + node["zip"] >= 4 and node["sex"] >= 0  # noqa: E731 - monotone
+    loss = lambda node: 1.0 * node["age"] + 0.5 * node["zip"] + 3.0 * node["sex"]  # noqa: E731
+    best, checked, total = lattice_search(max_level, meets, loss)
+    brute = min((dict(age=a, zip=z, sex=s) for a in range(4) for z in range(5) for s in range(2)
+                 if meets(dict(age=a, zip=z, sex=s))), key=loss)
+    assert loss(best) == loss(brute) and total == 4 * 5 * 2 and checked < total

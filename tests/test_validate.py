@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -178,3 +179,93 @@ def test_hierarchical_t_closeness_through_the_cli(table, tmp_path):
     assert 0 < doc["hierarchical_t_closeness"] <= flat["t_closeness"]
     assert doc["gates"][0]["name"] == "t" and doc["gates"][0]["value"] == doc["hierarchical_t_closeness"]
     assert ppdp("validate", path, "--qi", "zip", "--hierarchy", "nope=x.csv").exit_code == 2
+
+
+def test_attacker_runs_only_when_asked(table):
+    path, _ = table
+    plain = json.loads(ppdp("validate", path, "--qi", "zip,age", "--sa", "disease", "--json").output)
+    assert plain["attacker"] is None
+    result = ppdp("validate", path, "--qi", "zip,age", "--sa", "disease", "--json", "--attack", "30")
+    doc = json.loads(result.output)["attacker"]
+    assert doc["release_is_original"] and doc["original"] == doc["release"] and doc["queries"] <= 30
+    assert doc["sensitive_attributes"] == ["disease"]
+    # every query comes from a record of this table: all match, none identifies (classes of 4 rows)
+    assert doc["original"]["matched_queries"] == doc["queries"] and doc["original"]["identifying_share"] == 0
+    assert 0.25 <= doc["original"]["reidentification_median"] <= doc["original"]["reidentification_max"] <= 1 / 3
+    text = ppdp("validate", path, "--qi", "zip,age", "--sa", "disease", "--attack", "30").output
+    assert "random queries" in text and "sensitive association" in text
+    assert ppdp("validate", path, "--qi", "zip", "--attack", "-1").exit_code == 2
+
+
+def test_validate_imports_neither_prefect_nor_great_expectations(table):
+    import subprocess
+    import sys
+
+    path, _ = table
+    code = (
+        "import sys\n"
+        "from ppdp.flows.cli import main\n"
+        f"sys.argv = ['ppdp', 'validate', {str(path)!r}, '--qi', 'zip,age', '--sa', 'disease', '--k', '2', "
+        "'--attack', '5']\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    assert exc.code == 0, exc.code\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & {'prefect', 'great_expectations'})\n"
+        "print('LOADED', loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "gate k" in out.stdout and "LOADED []" in out.stdout, out.stdout
+
+
+def _mixed_frame(seed: int, rows: int = 300) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    text = np.array(["north", "south", "east", "?", None], dtype=object)
+    return pd.DataFrame({
+        "region": text[rng.integers(0, 5, rows)],
+        "age": rng.integers(20, 30, rows),
+        "score": np.where(rng.random(rows) < 0.1, np.nan, rng.integers(0, 4, rows).astype(float)),
+        "job": np.array(["a", "b", "c"], dtype=object)[rng.integers(0, 3, rows)],
+        "disease": np.array(["flu", "cold", "hiv", None], dtype=object)[rng.integers(0, 4, rows)],
+        "extra": rng.random(rows),  # not read
+    })
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_coded_reading_gives_the_report_of_the_raw_values(tmp_path, seed):
+    """validate_file reads Parquet text quasi-identifiers as dictionary codes, and measures codes instead of the
+    values: the report (values and worst classes) is the one measure_table gives on the table as read."""
+    from ppdp.tasks.privacy.validate import read_table_file, report_json, validate_file
+
+    frame = _mixed_frame(seed)
+    qi, sa = ["region", "age", "score", "job"], ["disease"]
+    thresholds = PrivacyThresholds(k=2, l=2, t=0.5, max_prosecutor_risk=0.5)
+    for suffix in ("parquet", "csv"):
+        path = tmp_path / f"t{seed}.{suffix}"
+        frame.to_parquet(path) if suffix == "parquet" else frame.to_csv(path, index=False)
+        raw = read_table_file(path, na_values=["?"])
+        expected = check_gates(measure_table(raw, qi, sa, thresholds=thresholds, attack_queries=40, seed=seed),
+                               thresholds)
+        got = validate_file(path, qi, sa, thresholds, na_values=["?"], attack=40, seed=seed)
+        assert json.dumps(report_json(got)) == json.dumps(report_json(expected)), suffix
+        assert got._details.keys() == expected._details.keys()
+        assert all(repr(got._details[k]) == repr(expected._details[k]) for k in got._details)
+
+
+def test_parquet_checks(tmp_path):
+    good = pd.DataFrame({"q": ["a", "b", "a", "b"], "n": [1, 2, 1, 2], "s": ["x", "y", "y", "x"]})
+    cases = {
+        "missing.parquet": (good.assign(q=pd.Series([None] * 4, dtype="str")), "entirely missing"),
+        "stray.parquet": (pd.DataFrame({"q": [str(i) for i in range(40)] + ["SECRET"], "s": ["x"] * 41}),
+                          "mixes numbers and text"),
+        "empty.parquet": (good.iloc[:0], "no rows"),
+    }
+    for name, (frame, needle) in cases.items():
+        path = tmp_path / name
+        frame.to_parquet(path)
+        result = ppdp("validate", path, "--qi", "q", "--sa", "s")
+        assert result.exit_code == 2 and needle in result.output and "SECRET" not in result.output, name
+    path = tmp_path / "good.parquet"
+    good.to_parquet(path)
+    assert "column 'zz' is not in the table" in ppdp("validate", path, "--qi", "q,zz").output
+    marked = tmp_path / "marked.parquet"
+    good.assign(q=["?", "?", "?", "?"]).to_parquet(marked)  # every value a missing-value marker
+    assert "entirely missing" in ppdp("validate", marked, "--qi", "q", "--na-values", "?").output

@@ -13,7 +13,8 @@ column is encoded by its kind:
 
 Decoding (:meth:`TableEncoder.inverse_transform`) maps numbers back to valid values: numeric columns are
 clipped to the fitted range and rounded when the column held integers; ordinal ranks are rounded and clipped to
-the known categories; a one-hot block becomes the category with the largest indicator. Every released value is
+the categories that occur in the fitted data (never a declared category the data do not hold); a one-hot
+block becomes the category with the largest indicator. Every released value is
 therefore a value the column could hold, though not necessarily one that occurred.
 """
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from ppdp.schemas.spec import ColumnKind
+from ppdp.schemas.base import ColumnKind
 
 ONEHOT_SCALE = 1.0 / math.sqrt(2.0)
 _MISSING = object()  # the category of missing nominal values
@@ -46,6 +47,7 @@ class _ColumnCode:
     categories: list = field(default_factory=list)
     datetime: bool = False
     step: float = 1.0  # integers and dates are rounded to multiples of this (dates: whole days, seconds, ...)
+    present: np.ndarray | None = None  # ordinal: the ranks that occur in the fitted data (decoding snaps to them)
 
 
 _DAY_NS, _SECOND_NS = 86_400e9, 1e9
@@ -147,6 +149,7 @@ class TableEncoder:
                     fill=fill,
                     categories=cats,
                     datetime=pd.api.types.is_datetime64_any_dtype(series),
+                    present=np.unique(finite).astype(np.int64) if kind is ColumnKind.ordinal and finite.size else None,
                 )
             codes.append(code)
             start += code.width
@@ -216,7 +219,10 @@ class TableEncoder:
             else:
                 raw = block[:, 0] / code.scale + code.center
                 if code.kind is ColumnKind.ordinal:
-                    ranks = np.clip(np.rint(raw), 0, max(len(code.categories) - 1, 0)).astype(np.int64)
+                    if code.present is not None and code.present.size:
+                        ranks = _snap(raw, code.present)  # only categories the fitted data hold
+                    else:
+                        ranks = np.clip(np.rint(raw), 0, max(len(code.categories) - 1, 0)).astype(np.int64)
                     data[code.name] = np.array(code.categories, dtype=object)[ranks]
                 else:
                     raw = np.clip(raw, code.lo, code.hi)
@@ -230,6 +236,13 @@ class TableEncoder:
     def blocks(self) -> dict[str, slice]:
         """Column name -> its slice of the encoded matrix."""
         return {c.name: slice(c.start, c.start + c.width) for c in self.codes_}
+
+
+def _snap(values: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """Each value replaced by the nearest of the sorted ranks ``present`` (the lower one on ties)."""
+    pos = np.clip(np.searchsorted(present, values), 1, max(len(present) - 1, 1))
+    lower, upper = present[pos - 1], present[np.minimum(pos, len(present) - 1)]
+    return np.where(np.abs(values - lower) <= np.abs(upper - values), lower, upper).astype(np.int64)
 
 
 def encoder_for(frame: pd.DataFrame, columns: list[str], kinds: dict[str, ColumnKind],

@@ -16,25 +16,26 @@ import math
 import numpy as np
 import pandas as pd
 
+from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import (
     AnonymityMeasures,
-    GateResult,
+    Claim,
     PerturbationMeasures,
     PrivacyReport,
+    QueryAnswersSummary,
     QueryAttack,
     RiskMeasures,
     Roles,
     SyntheticMeasures,
 )
-from ppdp.schemas.spec import ColumnKind, PrivacyThresholds, Role
+from ppdp.schemas.spec import GATE_UNITS, PrivacyThresholds
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import read_hierarchy  # noqa: F401  (re-exported)
 from ppdp.tasks.privacy import models, risk
 from ppdp.tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
-from ppdp.tasks.sanitize.base import SanitizedTable
+from ppdp.tasks.sanitize.base import GROUP_COLUMN, Release
 
-GROUP = "__ppdp_group__"  # the generating group of synthetic records, as a pseudo quasi-identifier
 ATTACK_QUERIES = 2000
 ATTACK_STOP = 100
 
@@ -54,13 +55,13 @@ def measure_table(
     """Every model over ``frame``'s equivalence classes (rows sharing all ``qi`` values); no gates."""
     thresholds = thresholds or PrivacyThresholds()
     report = _class_measures(frame, qi, qi, sa, thresholds, population, hierarchies)
-    attacker = _attack(frame, qi, sa, seed, attack_queries) if attack_queries else None
+    attacker = _attack(frame, None, qi, sa, seed, attack_queries) if attack_queries else None
     return report.model_copy(update={"attacker": attacker})
 
 
 def measure_release(
     original: pd.DataFrame,
-    release: SanitizedTable,
+    release: Release,
     roles: Roles,
     *,
     thresholds: PrivacyThresholds | None = None,
@@ -69,25 +70,35 @@ def measure_release(
     seed: int = 0,
     attack_queries: int = ATTACK_QUERIES,
 ) -> PrivacyReport:
-    """The privacy of ``release`` made from ``original`` (the sanitizer's input, same row order)."""
+    """The privacy of ``release`` made from ``original`` (the sanitizer's input, same row order), measured as
+    its unit requires:
+
+    * ``equivalence_class``: every model over the published rows sharing all quasi-identifier values;
+    * ``generating_group``: every model over the published group column (:data:`GROUP_COLUMN`: the groups the
+      records were generated from), plus linkage risk, DCR and paper 000's interval privacy;
+    * ``record``: no classes; linkage risk (nearest published record is the one standing for the original
+      record), DCR and paper 004's perturbation measures.
+    """
     thresholds = thresholds or PrivacyThresholds()
     original = original.reset_index(drop=True)
     frame = release.frame
     qis = [q for q in roles.quasi_identifiers if q in frame.columns]
     sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
-    if release.release_kind == "synthetic":
-        classed = frame.assign(**{GROUP: release.groups})
-        report = _class_measures(classed, [GROUP], qis, sas, thresholds, None, hierarchies)
-        report = report.model_copy(update={
-            "model": "synthetic_groups",
-            "synthetic": _synthetic(original, release, roles, qis, seed),
-        })
-        report = report.model_copy(update={"linkage_risk": report.synthetic.linkage_risk})
-    else:
+    if release.unit == "generating_group":
+        report = _class_measures(frame, [GROUP_COLUMN], qis, sas, thresholds, None, hierarchies)
+        synthetic = _synthetic(original, release, roles, qis, seed, thresholds.dcr_quantile)
+        report = report.model_copy(update={"unit": "generating_group", "synthetic": synthetic[0],
+                                           "linkage_risk": synthetic[0].linkage_risk, "dcr_quantile": synthetic[1]})
+    elif release.unit == "equivalence_class":
         report = _class_measures(frame, qis, qis, sas, thresholds, population, hierarchies)
+    else:
+        synthetic = _synthetic(original, release, roles, qis, seed, thresholds.dcr_quantile)
+        report = PrivacyReport(unit="record", quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame),
+                               synthetic=synthetic[0], linkage_risk=synthetic[0].linkage_risk,
+                               dcr_quantile=synthetic[1])
     return report.model_copy(update={
         "perturbation": _perturbation(original, release, roles),
-        "attacker": _attack(frame, qis, sas, seed, attack_queries) if attack_queries and qis else None,
+        "attacker": _attack(original, frame, qis, sas, seed, attack_queries) if attack_queries and qis else None,
     })
 
 
@@ -104,7 +115,8 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
         hier = {s: h for s, h in (hierarchies or {}).items() if s in sas}
         if hier:
             wanted.append("hierarchical_t_closeness")
-        details = models.all_measure_details(frame, classes, sas, hierarchies=hier or None, measures=wanted)
+        details = models.all_measure_details(frame, classes, sas, hierarchies=hier or None, measures=wanted,
+                                             class_ids=ids)
     elif sizes.size:  # same class numbering as tasks.privacy.models: ids from equivalence_class_ids
         details["k_anonymity"] = models.MeasureDetail(int(sizes.min()), int(np.argmin(sizes)), None)
 
@@ -132,7 +144,8 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
     )
     risk_measures = None
     if len(frame):
-        r = risk.reidentification_risk(frame, classes, population=population, threshold=thresholds.risk_threshold)
+        r = risk.reidentification_risk(frame, classes, population=population, threshold=thresholds.risk_threshold,
+                                       class_ids=ids)
         risk_measures = RiskMeasures(
             prosecutor_max=r.prosecutor_highest, prosecutor_average=r.prosecutor_average,
             records_at_risk=r.prosecutor_records_at_risk, risk_threshold=r.threshold,
@@ -141,7 +154,7 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
             marketer=r.marketer, sample_uniques=r.sample_uniques,
         )
     report = PrivacyReport(
-        model="equivalence_classes",
+        unit="equivalence_class",
         k=measures.k_anonymity,
         quasi_identifiers=qis,
         sensitive_attributes=sas,
@@ -154,7 +167,7 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
     # where each measure is worst (class index in the stable numbering of tasks.privacy.models, never a value)
     report._details = details
     report._recursive = (
-        recursive_cl(frame, classes, sas, thresholds.c, thresholds.l)
+        recursive_cl(frame, classes, sas, thresholds.c, thresholds.l, class_ids=ids)
         if thresholds.l is not None and thresholds.l_variant == "recursive" and thresholds.c is not None and sas
         and len(frame) else None
     )
@@ -169,88 +182,96 @@ def _finite(v):
     return v
 
 
-def recursive_cl(frame: pd.DataFrame, classes: list[str], sas: list[str], c: float, l: int  # noqa: E741
-                 ) -> tuple[float, int | None, str | None]:
-    """Recursive (c,l)-diversity for the given c and l: (max over classes and attributes of
-    r1 / (r_l + ... + r_m), worst class, worst attribute); satisfied when that maximum is below c
-    (Machanavajjhala et al. 2007; a class with fewer than l distinct values has ratio infinity)."""
-    ids = equivalence_class_ids(frame, classes)
-    worst = (-1.0, None, None)
-    for sa in sas:
-        pair = equivalence_class_ids(pd.DataFrame({"c": ids, "v": frame[sa].to_numpy()}), ["c", "v"])
-        counts = np.bincount(pair)
-        cls_of = np.zeros(len(counts), dtype=np.int64)
-        cls_of[pair] = ids
-        order = np.lexsort((-counts, cls_of))  # by class, counts descending
-        sc, cc = cls_of[order], counts[order]
-        starts = np.r_[0, np.flatnonzero(sc[1:] != sc[:-1]) + 1]
-        rank = np.arange(len(sc)) - np.repeat(starts, np.diff(np.r_[starts, len(sc)]))
-        n_classes = int(ids.max()) + 1
-        r1 = np.zeros(n_classes)
-        r1[sc[rank == 0]] = cc[rank == 0]
-        tail = np.bincount(sc, weights=np.where(rank >= l - 1, cc, 0), minlength=n_classes)
-        with np.errstate(divide="ignore"):
-            ratio = np.where(tail > 0, r1 / np.maximum(tail, 1e-300), np.inf)
-        j = int(np.argmax(ratio))
-        if ratio[j] > worst[0]:
-            worst = (float(ratio[j]), j, sa)
-    return worst
+def recursive_cl(frame: pd.DataFrame, classes: list[str], sas: list[str], c: float, l: int,  # noqa: E741
+                 class_ids: np.ndarray | None = None) -> tuple[float, int | None, str | None]:
+    """Recursive (c,l)-diversity for the given l: (max over classes and attributes of r1 / (r_l + ... + r_m),
+    worst class, worst attribute); satisfied when that maximum is below c (Machanavajjhala et al. 2007; a class
+    with fewer than l distinct values has ratio infinity). Computed by
+    :func:`ppdp.tasks.privacy.models.recursive_c_l_ratio_detail`, the one recursive (c,l) implementation."""
+    d = models.recursive_c_l_ratio_detail(frame, classes, sas, l, class_ids=class_ids)
+    return float(d.value), d.worst_class, d.worst_attribute
 
 
-def _synthetic(original: pd.DataFrame, release: SanitizedTable, roles: Roles, qis: list[str], seed: int
-               ) -> SyntheticMeasures:
-    """Linkage risk and DCR (one nearest-neighbour search over the standardized quasi-identifiers) and the
-    confidence-interval privacy of paper 000."""
-    risk_value, dcr_q, exact = None, {}, None
-    if qis:
+def _synthetic(original: pd.DataFrame, release: Release, roles: Roles, qis: list[str], seed: int,
+               quantile: float = 0.05) -> tuple[SyntheticMeasures, float | None]:
+    """Linkage risk and DCR (one nearest-neighbour search over the standardized quasi-identifiers), paper 000's
+    interval privacy (generating groups); returns the measures and the DCR at ``quantile``."""
+    risk_value, dcr_q, exact, at_q = None, {}, None, None
+    if qis and len(original) and len(release.frame):
         enc = TableEncoder(columns=qis, kinds=roles.kinds(), orders=roles.orders()).fit(original)
         x_orig, x_rel = enc.transform(original), enc.transform(release.frame)
         dist, nearest = risk.closest_records(x_orig, x_rel)
-        risk_value = linkage_risk(x_orig, x_rel, release.source_groups, release.groups, nearest=nearest)
+        if release.unit == "record":
+            risk_value = float(np.mean(release.row_source[nearest] == np.arange(len(original))))
+        elif release.input_group is not None and release.group is not None:
+            risk_value = linkage_risk(x_orig, x_rel, release.input_group, release.group, nearest=nearest)
         dcr = risk.dcr_summary(dist)
         dcr_q = {f"q{int(round(level * 100)):02d}": float(v) for level, v in zip(dcr.levels, dcr.values)}
         exact = float(dcr.exact_match_share)
+        at_q = float(np.quantile(dist, quantile))
+    ci = interval_privacy(original, release, roles, seed) if release.unit == "generating_group" else None
     return SyntheticMeasures(linkage_risk=risk_value, dcr_quantiles=dcr_q, dcr_exact_matches=exact,
-                             confidence_interval_privacy=interval_privacy(original, release, roles, seed))
+                             confidence_interval_privacy=ci), at_q
 
 
-def _perturbation(original: pd.DataFrame, release: SanitizedTable, roles: Roles) -> PerturbationMeasures | None:
-    """Paper 004's VD, RP, RK, CP, CK over the numeric attributes, rows aligned by ``source_index``."""
-    if release.source_index is None or len(release.frame) == 0:
+def _perturbation(original: pd.DataFrame, release: Release, roles: Roles) -> PerturbationMeasures | None:
+    """Paper 004's VD, RP, RK, CP, CK over the numeric attributes, rows aligned by ``row_source`` (only the
+    published rows that stand for an input row; none when rows are generated)."""
+    keep = np.flatnonzero(release.row_source >= 0)
+    if keep.size == 0:
         return None
-    cols = [c for c in roles.attributes if c in release.frame.columns and roles.get(c).kind is ColumnKind.numeric]
+    cols = [c for c in roles.attributes if c in release.frame.columns and roles.get(c).kind is ColumnKind.numeric
+            and pd.api.types.is_numeric_dtype(original[c])]
     if not cols:
         return None
-    a = original[cols].to_numpy(dtype=float)[release.source_index]
-    ma = release.frame[cols].to_numpy(dtype=float)
+    a = original[cols].to_numpy(dtype=float)[release.row_source[keep]]
+    ma = release.frame[cols].to_numpy(dtype=float)[keep]
     if not (np.isfinite(a).all() and np.isfinite(ma).all()) or not np.any(a):
         return None
     d = risk.matrix_distortion(a, ma)
     return PerturbationMeasures(vd=d.vd, rp=d.rp, rk=d.rk, cp=d.cp, ck=d.ck)
 
 
-def _attack(frame: pd.DataFrame, qis: list[str], sas: list[str], seed: int, max_queries: int) -> QueryAttack | None:
-    """Paper 002's random-query attacker on the published table (queries drawn from its own values)."""
-    if not qis or len(frame) == 0:
+def _attack(original: pd.DataFrame, release: pd.DataFrame | None, qis: list[str], sas: list[str], seed: int,
+            max_queries: int) -> QueryAttack | None:
+    """Paper 002's random-query attacker: queries drawn from ``original``'s records, asked of ``original`` and of
+    ``release`` (None, or ``original`` itself, for a standalone table; see
+    :func:`ppdp.tasks.privacy.risk.random_query_attack`)."""
+    other = original if release is None else release
+    qis = [q for q in qis if q in original.columns and q in other.columns]
+    sas = [s for s in sas if s in original.columns and s in other.columns]
+    if not qis or len(original) == 0 or len(other) == 0 or max_queries < 1:
         return None
-    a = risk.random_query_attack(frame, qis, sas[0] if sas else None, n=ATTACK_STOP, seed=seed,
-                                 max_queries=max_queries)
-    if a.matched_queries == 0:
-        return None
-    return QueryAttack(
-        queries=a.queries, stop_after=ATTACK_STOP, reidentification_mean=a.reid_mean,
-        reidentification_median=a.reid_median, reidentification_q1=a.reid_q1, reidentification_q3=a.reid_q3,
-        reidentification_max=a.reid_max, sensitive_association_mean=a.association_mean,
-        sensitive_association_max=a.association_max,
-    )
+    a = risk.random_query_attack(original, release, qis, sas or None, queries=max_queries, stop_after=ATTACK_STOP,
+                                 seed=seed)
+
+    def summary(answers: risk.QueryAnswers) -> QueryAnswersSummary:
+        reid, assoc = answers.reidentification_summary(), answers.association_summary() or {}
+        return QueryAnswersSummary(
+            matched_queries=answers.matched_queries, identifying_share=answers.identifying_share,
+            matches_median=answers.matches_median,
+            **{f"reidentification_{k}": v for k, v in reid.items()},
+            **{f"sensitive_association_{k}": v for k, v in assoc.items()},
+        )
+
+    return QueryAttack(queries=len(a.queries), draws=a.queries.draws, stop_after=a.stop_after, seed=seed,
+                       sensitive_attributes=list(a.original.sensitive), release_is_original=a.same_table,
+                       original=summary(a.original), release=summary(a.release))
 
 
 # -- deciding -----------------------------------------------------------------------------------------------
+CLASS_LABEL = {"equivalence_class": "equivalence class", "generating_group": "group", "record": "record"}
+
+
 def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> PrivacyReport:
-    """Compare ``report`` with every threshold that is set. A measure that could not be computed fails."""
+    """Compare ``report`` with every threshold that is set and applies to the report's unit; each becomes a
+    :class:`~ppdp.schemas.reports.Claim` (value, threshold, unit, how to re-check). A measure that could not be
+    computed fails (fail closed); a threshold that does not apply to the unit fails too."""
     m = report.measures
     details: dict = report._details
-    label = "group" if report.model == "synthetic_groups" else "equivalence class"
+    unit = report.unit
+    label = CLASS_LABEL[unit]
+    classes_over = GROUP_COLUMN if unit == "generating_group" else "the quasi-identifiers"
 
     def where(name: str, extra: str = "") -> str | None:
         d = details.get(name)
@@ -263,57 +284,87 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
             parts.append(f"attribute '{d.worst_attribute}'")
         return ", ".join(parts) + extra if parts else (extra or None)
 
-    gates: list[GateResult] = []
+    claims: list[Claim] = []
 
-    def gate(name: str, threshold: float | None, value: float | None, at_least: bool, worst: str | None,
-             tolerance: float = 0.0) -> None:
+    def gate(key: str, name: str, measure: str, threshold: float | None, value: float | None, at_least: bool,
+             worst: str | None, tolerance: float = 0.0, recheck: str = "published") -> None:
         if threshold is None:
             return
-        ok = value is not None and (value >= threshold - tolerance if at_least else value <= threshold + tolerance)
-        gates.append(GateResult(name=name, threshold=float(threshold), value=value, passed=bool(ok),
-                                worst=worst if value is not None else "cannot be computed for this table"))
+        applies = unit in GATE_UNITS[key]
+        ok = applies and value is not None and (
+            value >= threshold - tolerance if at_least else value <= threshold + tolerance)
+        if not applies:
+            worst = f"does not apply to unit {unit}"
+        elif value is None:
+            worst = "cannot be computed for this table"
+        claims.append(Claim(name=name, measure=measure, unit=unit, value=value, threshold=float(threshold),
+                            comparison=">=" if at_least else "<=", passed=bool(ok), recheck=recheck, worst=worst))
 
-    k_worst = where("k_anonymity", f" ({report.k} records)")
-    gate("k", thresholds.k, float(report.k) if report.records else None, True, k_worst)
+    per_class = f"per {label} (over {classes_over})"
+    k_value = float(report.k) if report.k is not None and report.records else None
+    gate("k", "k", f"smallest {label} size (over {classes_over})", thresholds.k, k_value, True,
+         where("k_anonymity", f" ({report.k} records)"))
+    gate("alpha", "alpha", f"largest share of one sensitive value {per_class}", thresholds.alpha,
+         m.alpha_k_anonymity[0] if m is not None and m.alpha_k_anonymity else None, False,
+         where("alpha_k_anonymity"))
+    if thresholds.l is not None:
+        if thresholds.l_variant == "distinct":
+            gate("l", "l", f"fewest distinct sensitive values {per_class}", thresholds.l,
+                 m.l_diversity if m is not None else None, True, where("l_diversity"))
+        elif thresholds.l_variant == "entropy":  # exp(entropy) of a balanced class of l values is l - 2e-16
+            gate("l", "l (entropy)", f"smallest exp(entropy) of sensitive values {per_class}", thresholds.l,
+                 m.entropy_l_value if m is not None else None, True, where("entropy_l_diversity_value"),
+                 tolerance=1e-9)
+        else:
+            rec = report._recursive
+            ratio = None if rec is None or not math.isfinite(rec[0]) else rec[0]
+            applies = unit in GATE_UNITS["l"]
+            ok = applies and ratio is not None and ratio < float(thresholds.c)
+            worst = None if rec is None or rec[1] is None else f"{label} #{rec[1]}, attribute '{rec[2]}'"
+            if ratio is None and applies:
+                worst = (worst or "") + " has fewer than l distinct values"
+            claims.append(Claim(name=f"(c,l) recursive l={thresholds.l}",
+                                measure=f"largest r1 / (r_l + ... + r_m) {per_class}", unit=unit, value=ratio,
+                                threshold=float(thresholds.c), comparison="<", passed=bool(ok), worst=worst))
+    t_value, t_name = None, "t_closeness"
     if m is not None:
-        gate("alpha", thresholds.alpha, m.alpha_k_anonymity[0] if m.alpha_k_anonymity else None, False,
-             where("alpha_k_anonymity"))
-        if thresholds.l is not None:
-            if thresholds.l_variant == "distinct":
-                gate("l", thresholds.l, m.l_diversity, True, where("l_diversity"))
-            elif thresholds.l_variant == "entropy":  # exp(entropy) of a balanced class of l values is l - 2e-16
-                gate("l (entropy)", thresholds.l, m.entropy_l_value, True, where("entropy_l_diversity_value"),
-                     tolerance=1e-9)
-            else:
-                rec = report._recursive
-                ratio = None if rec is None else rec[0]
-                ok = ratio is not None and math.isfinite(ratio) and ratio < float(thresholds.c)
-                worst = None if rec is None or rec[1] is None else f"{label} #{rec[1]}, attribute '{rec[2]}'"
-                gates.append(GateResult(name=f"(c,l) recursive l={thresholds.l}", threshold=float(thresholds.c),
-                                        value=ratio if ratio is not None and math.isfinite(ratio) else None,
-                                        passed=ok, worst=worst if ratio is not None and math.isfinite(ratio) else
-                                        (worst or "") + " has fewer than l distinct values"))
         t_value = m.hierarchical_t_closeness if m.hierarchical_t_closeness is not None else m.t_closeness
         t_name = "hierarchical_t_closeness" if m.hierarchical_t_closeness is not None else "t_closeness"
-        gate("t", thresholds.t, t_value, False, where(t_name))
-        gate("delta", thresholds.delta, m.delta_disclosure, False, where("delta_disclosure"))
+    gate("t", "t", f"largest EMD between a {label} and the table", thresholds.t, t_value, False, where(t_name))
+    gate("delta", "delta", f"largest |log(p_class / p_table)| {per_class}", thresholds.delta,
+         m.delta_disclosure if m is not None else None, False, where("delta_disclosure"))
+    beta = None
+    if m is not None:
         beta = m.basic_beta_likeness if thresholds.beta_variant == "basic" else m.enhanced_beta_likeness
-        gate(f"beta ({thresholds.beta_variant})", thresholds.beta, beta, False,
-             where(f"{thresholds.beta_variant}_beta_likeness"))
+    gate("beta", f"beta ({thresholds.beta_variant})", f"largest relative gain of a sensitive value {per_class}",
+         thresholds.beta, beta, False, where(f"{thresholds.beta_variant}_beta_likeness"))
     r = report.risk
-    gate("max_prosecutor_risk", thresholds.max_prosecutor_risk, r.prosecutor_max if r else None, False,
-         where("k_anonymity"))
-    gate("max_average_risk", thresholds.max_average_risk, r.prosecutor_average if r else None, False, None)
-    gate("max_records_at_risk", thresholds.max_records_at_risk, r.records_at_risk if r else None, False,
+    gate("max_prosecutor_risk", "max_prosecutor_risk", f"highest 1/|{label}|", thresholds.max_prosecutor_risk,
+         r.prosecutor_max if r else None, False, where("k_anonymity"))
+    gate("max_average_risk", "max_average_risk", f"average 1/|{label}| over records", thresholds.max_average_risk,
+         r.prosecutor_average if r else None, False, None)
+    gate("max_records_at_risk", "max_records_at_risk", f"share of records whose 1/|{label}| exceeds "
+         f"{thresholds.risk_threshold:g}", thresholds.max_records_at_risk, r.records_at_risk if r else None, False,
          f"risk above {thresholds.risk_threshold:g}")
-    gate("max_marketer_risk", thresholds.max_marketer_risk, r.marketer if r else None, False, None)
-    gate("max_sample_uniques", thresholds.max_sample_uniques, r.sample_uniques if r else None, False, None)
-    gate("max_journalist_risk", thresholds.max_journalist_risk, r.journalist_max if r else None, False, None)
-    gate("max_linkage_risk", thresholds.max_linkage_risk, report.linkage_risk, False, None)
-    return report.model_copy(update={"gates": gates})
+    gate("max_marketer_risk", "max_marketer_risk", f"{label}s / records", thresholds.max_marketer_risk,
+         r.marketer if r else None, False, None)
+    gate("max_sample_uniques", "max_sample_uniques", f"share of records alone in their {label}",
+         thresholds.max_sample_uniques, r.sample_uniques if r else None, False, None)
+    gate("max_journalist_risk", "max_journalist_risk", "highest 1/|population class|", thresholds.max_journalist_risk,
+         r.journalist_max if r else None, False, None)
+    link = ("share of original records whose nearest published record stands for them" if unit == "record" else
+            "share of original records whose nearest published record came from their own group")
+    gate("max_linkage_risk", "max_linkage_risk", link, thresholds.max_linkage_risk, report.linkage_risk, False,
+         None, recheck="original")
+    gate("min_dcr", "min_dcr", f"{thresholds.dcr_quantile:g} quantile of the distance from each original record "
+         "to its closest published record (standardized quasi-identifiers)", thresholds.min_dcr,
+         report.dcr_quantile, True, None, recheck="original")
+    gate("min_vd", "min_vd", "paper 004's value difference ||A - A'||_F / ||A||_F over the numeric attributes",
+         thresholds.min_vd, report.perturbation.vd if report.perturbation else None, True, None, recheck="original")
+    return report.model_copy(update={"claims": claims})
 
 
-def describe_failed(failed: list[GateResult]) -> str:
+def describe_failed(failed: list[Claim]) -> str:
     """One line naming each failed gate, its value, threshold and where it is worst (never a data value)."""
     return "; ".join(
         f"{g.name}: {'not computable' if g.value is None else format(g.value, '.4g')} vs threshold {g.threshold:g}"
@@ -332,11 +383,13 @@ def numeric_attribute_matrix(frame: pd.DataFrame, roles: Roles, encoder: TableEn
     return encoder.transform(frame), encoder
 
 
-def interval_privacy(original: pd.DataFrame, release: SanitizedTable, roles: Roles, seed: int = 0) -> float | None:
+def interval_privacy(original: pd.DataFrame, release: Release, roles: Roles, seed: int = 0) -> float | None:
     """Paper 000's confidence-interval privacy of a synthetic release (see
     :func:`tasks.privacy.synthetic.confidence_interval_privacy`)."""
     x, enc = numeric_attribute_matrix(original.reset_index(drop=True), roles)
     if x.shape[1] == 0:
         return None
     y, _ = numeric_attribute_matrix(release.frame, roles, enc)
-    return confidence_interval_privacy(x, y, release.source_groups, release.groups, seed=seed)
+    if release.input_group is None or release.group is None:
+        return None
+    return confidence_interval_privacy(x, y, release.input_group, release.group, seed=seed)

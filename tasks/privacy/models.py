@@ -91,10 +91,12 @@ __all__ = [
     "l_diversity_detail",
     "recursive_c_l_diversity",
     "recursive_c_l_diversity_detail",
+    "recursive_c_l_ratio_detail",
     "t_closeness",
     "t_closeness_detail",
 ]
 
+_DENSE_SLACK = 4096  # count (class, value) pairs densely while classes x values <= 2 rows + this
 _E = np.exp(1)  # pyCANON computes exp(H) as ``np.exp(1) ** H``; the last bit matters before int()
 _MIXED_KINDS = {"mixed", "mixed-integer"}  # pandas.api.types.infer_dtype kinds mixing unrelated types
 
@@ -261,14 +263,14 @@ def _build_table(part: _Partition, attr: _Attr) -> _Table:
     n_classes = part.n_classes
     n = len(part.ids)
     key = part.ids * m + attr.codes
-    if n_classes * m <= 2 * n + 4096:  # dense counting: O(n), no sort
+    if n_classes * m <= 2 * n + _DENSE_SLACK:  # dense counting: O(n), no sort
         counts = np.bincount(key, minlength=n_classes * m)
         del key
         ukey = np.flatnonzero(counts)
         cnt = counts[ukey]
         del counts
     else:
-        ukey, cnt = np.unique(key, return_counts=True)
+        ukey, cnt = _unique_pairs(part, key, m)
         del key
     cls = ukey // m
     val = ukey - cls * m
@@ -278,14 +280,47 @@ def _build_table(part: _Partition, attr: _Attr) -> _Table:
     return _Table(attr, part, cls, val, cnt.astype(np.int64, copy=False), starts)
 
 
+def _unique_pairs(part: _Partition, key: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_counts=True)`` for ``key = class * m + value``, sorting only the rows of classes
+    with more than one row: a row alone in its class is a pair of its own (count 1) whose place in the sorted
+    output follows from the number of pairs of the classes before it. On a nearly unique table this avoids
+    sorting every row."""
+    single = part.sizes == 1
+    if not single.any():
+        return np.unique(key, return_counts=True)
+    alone = single[part.ids]
+    rest_key, rest_cnt = np.unique(key[~alone], return_counts=True)  # sorted by class, then value
+    rest_cls = rest_key // m
+    pairs = np.bincount(rest_cls, minlength=part.n_classes)
+    pairs[single] = 1
+    first = np.zeros(part.n_classes, dtype=np.int64)  # where each class's pairs start in the output
+    np.cumsum(pairs[:-1], out=first[1:])
+    ukey = np.empty(int(first[-1] + pairs[-1]), dtype=key.dtype)
+    cnt = np.ones(ukey.size, dtype=np.int64)
+    ukey[first[part.ids[alone]]] = key[alone]
+    rest_first = np.zeros(part.n_classes, dtype=np.int64)  # where each class's pairs start in rest_key
+    rest_per_class = np.bincount(rest_cls, minlength=part.n_classes)
+    np.cumsum(rest_per_class[:-1], out=rest_first[1:])
+    slot = first[rest_cls] + (np.arange(rest_key.size) - rest_first[rest_cls])
+    ukey[slot] = rest_key
+    cnt[slot] = rest_cnt
+    return ukey, cnt
+
+
 class _Context:
     """Validated input plus lazily built, shared partitions, attribute codes and count tables."""
 
-    def __init__(self, data: pd.DataFrame, quasi_ident: Any, sens_att: Any = None, gen: bool = True) -> None:
+    def __init__(self, data: pd.DataFrame, quasi_ident: Any, sens_att: Any = None, gen: bool = True,
+                 class_ids: np.ndarray | None = None) -> None:
         self.qi, self.sa = _validate(data, quasi_ident, sens_att)
         self.data = data
         self.gen = bool(gen)
         self._parts: dict[tuple, _Partition] = {}
+        if class_ids is not None:  # the caller's equivalence_class_ids(data, qi): one partition of a large table
+            ids = np.asarray(class_ids, dtype=np.int64)
+            if ids.shape != (len(data),):
+                raise ValueError("class_ids must hold one class id per row")
+            self._parts[tuple(self.qi)] = _Partition(ids, np.bincount(ids).astype(np.int64))
         self._attrs: dict[Any, _Attr] = {}
         self._tables: dict[tuple, _Table] = {}
 
@@ -367,19 +402,28 @@ def _class_entropy(t: _Table) -> np.ndarray:
     summed by ``np.sum`` over a contiguous row of a 2-D block holding the classes with the same number of
     distinct values, which runs NumPy's pairwise summation exactly as on the 1-D array pyCANON builds.
     """
+    if "entropy" in t._cache:  # shared by entropy_l_diversity and its untruncated value
+        return t._cache["entropy"]
     q = t.q
     terms = q * np.log(q)
     lengths = t.distinct
     out = np.empty(t.n_classes, dtype=np.float64)
-    order = np.argsort(lengths, kind="stable")
-    sorted_len = lengths[order]
-    bounds = np.flatnonzero(np.diff(sorted_len)) + 1
-    for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(order)]):  # one pass per distinct class length
-        which = order[lo:hi]
-        length = int(sorted_len[lo])
+    present = np.flatnonzero(np.bincount(lengths))
+    if len(present) <= 32:  # few distinct lengths (at most the number of sensitive values): one scan each
+        groups = [(int(length), np.flatnonzero(lengths == length)) for length in present]
+    else:  # classes in increasing id order within each length, as the scans give them
+        order = np.argsort(lengths, kind="stable")
+        sorted_len = lengths[order]
+        bounds = np.flatnonzero(np.diff(sorted_len)) + 1
+        groups = [(int(sorted_len[lo]), order[lo:hi]) for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(order)])]
+    for length, which in groups:  # one pass per distinct class length
+        if length == 1:  # np.sum of one term is that term
+            out[which] = terms[t.starts[which]]
+            continue
         block = terms[t.starts[which][:, None] + np.arange(length)]
         out[which] = np.sum(block, axis=1)
-    return -out
+    t._cache["entropy"] = -out
+    return t._cache["entropy"]
 
 
 def _entropy(ctx: _Context) -> tuple[float, int, Any]:
@@ -408,9 +452,11 @@ def _entropy_float(ctx: _Context) -> MeasureDetail:
     return MeasureDetail(value, g, name)
 
 
-def _class_c(t: _Table, l_div: int, descending: bool) -> np.ndarray:
-    """pyCANON's ``floor(r[0] / sum(r[l-1:]) + 1)`` of every class, ``r`` its value counts sorted ascending
-    (``descending=True``: sorted descending, as in Machanavajjhala et al.)."""
+def _class_ratio(t: _Table, l_div: int, descending: bool) -> np.ndarray:
+    """``r[0] / sum(r[l-1:])`` of every class, ``r`` its value counts sorted ascending as pyCANON sorts them
+    (``descending=True``: sorted descending, Machanavajjhala et al.'s ``r_1 / (r_l + ... + r_m)``); ``inf`` for a
+    class with fewer than l distinct values. The one recursive (c,l)-diversity computation: pyCANON's c
+    (:func:`_class_c`) and the gate's ratio (:func:`recursive_c_l_ratio_detail`) both come from it."""
     order = np.lexsort((t.cnt, t.cls))  # class, then count ascending
     cnt = t.cnt[order]
     rank = np.arange(len(cnt), dtype=np.int64) - t.starts[t.cls]  # t.cls is already sorted
@@ -423,7 +469,22 @@ def _class_c(t: _Table, l_div: int, descending: bool) -> np.ndarray:
     dropped = np.bincount(t.cls[drop], weights=cnt[drop], minlength=t.n_classes)  # exact: integers < 2**53
     rest = t.part.sizes - dropped
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.floor(first / rest + 1)
+        return first / rest
+
+
+def _class_c(t: _Table, l_div: int, descending: bool) -> np.ndarray:
+    """pyCANON's ``floor(r[0] / sum(r[l-1:]) + 1)`` of every class (see :func:`_class_ratio`)."""
+    return np.floor(_class_ratio(t, l_div, descending) + 1)
+
+
+def _recursive_ratio(ctx: _Context, l_div: int) -> MeasureDetail:
+    per_sa = []
+    for name in ctx.sa:
+        ratio = _class_ratio(ctx.table(name), l_div, descending=True)
+        g = int(np.argmax(ratio))
+        per_sa.append((name, float(ratio[g]), g))
+    value, g, name = _first_extreme(per_sa, largest=True)
+    return MeasureDetail(value, g, name)
 
 
 def _recursive(ctx: _Context, descending: bool = False) -> MeasureDetail:
@@ -812,6 +873,41 @@ def recursive_c_l_diversity(data: pd.DataFrame, quasi_ident, sens_att, imp=False
     return recursive_c_l_diversity_detail(data, quasi_ident, sens_att, imp, gen, descending=descending).value
 
 
+def recursive_c_l_ratio_detail(data: pd.DataFrame, quasi_ident, sens_att, l, gen=True, *,  # noqa: E741
+                               class_ids: np.ndarray | None = None) -> MeasureDetail:
+    """The recursive (c,l)-diversity ratio for a given l, with the class and attribute attaining it.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame
+        The table.
+    quasi_ident, sens_att : list of str
+        Quasi-identifiers and sensitive attributes.
+    l : int
+        The l of the requirement (at least 1).
+    gen : bool, default True
+        See the module docstring.
+    class_ids : numpy.ndarray, optional
+        ``equivalence_class_ids(data, quasi_ident)`` when the caller already has it.
+
+    Returns
+    -------
+    MeasureDetail
+        ``value``: the largest ``r_1 / (r_l + ... + r_m)`` over classes and sensitive attributes, ``r_1 >= r_2
+        >= ...`` a class's value counts (``inf`` when a class has fewer than l distinct values).
+
+    Notes
+    -----
+    Machanavajjhala et al., ACM TKDD 1(1), 3 (2007), Definition 4.3: a class is recursive (c,l)-diverse when
+    ``r_1 < c (r_l + ... + r_m)``, so a table is when this value is below c. Same computation as
+    :func:`recursive_c_l_diversity` with ``descending=True`` (whose c is ``floor(value + 1)`` for the table's own
+    l), for an l given by the requirement instead of the table's l-diversity.
+    """
+    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
+        raise ValueError("l must be an integer >= 1")
+    return _recursive_ratio(_Context(data, quasi_ident, sens_att, gen, class_ids), int(l))
+
+
 def t_closeness_detail(data: pd.DataFrame, quasi_ident, sens_att, gen=True) -> MeasureDetail:
     """:func:`t_closeness` with the class and attribute attaining t."""
     return _t(_Context(data, quasi_ident, sens_att, gen))
@@ -997,10 +1093,12 @@ MEASURE_NAMES = (*_MEASURES, "entropy_l_diversity_value", "hierarchical_t_closen
 
 def all_measure_details(data: pd.DataFrame, quasi_ident, sens_att, gen=True,
                         hierarchies: Mapping | None = None,
-                        measures: Iterable[str] | None = None) -> dict[str, MeasureDetail]:
+                        measures: Iterable[str] | None = None, *,
+                        class_ids: np.ndarray | None = None) -> dict[str, MeasureDetail]:
     """Every model's :class:`MeasureDetail` from one shared computation; arguments and keys as in
-    :func:`all_measures`."""
-    ctx = _Context(data, quasi_ident, sens_att, gen)
+    :func:`all_measures`. ``class_ids``: ``equivalence_class_ids(data, quasi_ident)`` when the caller already has
+    it (a large table is then partitioned once for every model and the caller's own measures)."""
+    ctx = _Context(data, quasi_ident, sens_att, gen, class_ids)
     if measures is None:
         wanted = [name for name in MEASURE_NAMES if name != "hierarchical_t_closeness" or hierarchies]
     else:
@@ -1023,7 +1121,8 @@ def all_measure_details(data: pd.DataFrame, quasi_ident, sens_att, gen=True,
 
 
 def all_measures(data: pd.DataFrame, quasi_ident, sens_att, gen=True,
-                 hierarchies: Mapping | None = None, measures: Iterable[str] | None = None) -> dict[str, Any]:
+                 hierarchies: Mapping | None = None, measures: Iterable[str] | None = None, *,
+                 class_ids: np.ndarray | None = None) -> dict[str, Any]:
     """Every model at once, sharing one partition into classes and one count table per sensitive attribute.
 
     Parameters
@@ -1041,6 +1140,9 @@ def all_measures(data: pd.DataFrame, quasi_ident, sens_att, gen=True,
     measures : iterable of str, optional
         Only these keys (any of ``MEASURE_NAMES``), e.g. ``("k_anonymity", "l_diversity")`` on a large table;
         they still share one partition. Default: all.
+    class_ids : numpy.ndarray, optional, keyword-only
+        ``tasks.core.groups.equivalence_class_ids(data, quasi_ident)`` when the caller already has it: a large
+        table is then partitioned once for every model and the caller's own measures. Taken as given.
 
     Returns
     -------
@@ -1056,5 +1158,5 @@ def all_measures(data: pd.DataFrame, quasi_ident, sens_att, gen=True,
     The models and their papers are in each function's docstring; pyCANON's ``report.get_report_values``
     computes the same nine, each from scratch.
     """
-    details = all_measure_details(data, quasi_ident, sens_att, gen, hierarchies, measures)
+    details = all_measure_details(data, quasi_ident, sens_att, gen, hierarchies, measures, class_ids=class_ids)
     return {name: d.value for name, d in details.items()}

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.neighbors import NearestNeighbors
+
+from ppdp.tasks.core.neighbours import nearest_rows
 
 _CI_PAIRS = 400_000  # record/synthetic pairs sampled by the confidence-interval estimator
 
 
 def nearest_released(original: np.ndarray, released: np.ndarray) -> np.ndarray:
-    """Index of the nearest released row (Euclidean) for each original row."""
+    """Index of the nearest released row (Euclidean) for each original row
+    (:func:`ppdp.tasks.core.neighbours.nearest_rows`); all zeros when either side has no row."""
     if len(released) == 0 or len(original) == 0:
         return np.zeros(len(original), dtype=np.int64)
-    nn = NearestNeighbors(n_neighbors=1, algorithm="auto").fit(released)
-    _, idx = nn.kneighbors(original, return_distance=True)
-    return idx[:, 0].astype(np.int64)
+    return nearest_rows(original, released)[1]
 
 
 def linkage_risk(

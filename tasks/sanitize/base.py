@@ -1,106 +1,175 @@
-"""The one interface every sanitizer shares, so the tuner, the validator and the flow treat them alike.
+"""The one contract every sanitizer shares, so the tuner, the validator and the flow treat them alike.
 
-Modelled on scikit-learn's estimator contract: the constructor only stores its keyword arguments (a seed among
-them); checks run when the work starts; the input frame is never modified; the same parameters, input and
-seed give the same output.
+A sanitizer follows scikit-learn's estimator contract for real (it is a :class:`sklearn.base.BaseEstimator`):
+the constructor only stores its keyword arguments (a seed among them), ``get_params(deep=True)``,
+``set_params`` and :func:`sklearn.base.clone` work, checks run when the work starts (through the method's
+parameter model), the input frame is never modified, and the same parameters, input and seed give the same
+output.
+
+A method declares, as class attributes:
+
+* ``name`` and ``Params``: its parameter model (a :class:`ppdp.schemas.methods.MethodParams` subclass whose
+  fields, less ``name``, are exactly the constructor's keyword arguments less ``seed``);
+* ``unit``: what its privacy is measured over (:data:`ppdp.schemas.methods.Unit`);
+* ``tunable``: each tunable parameter and which direction is safer ("larger" or "smaller");
+* ``needs_class``: whether it needs a class column; ``randomized``: whether the seed changes its output.
+
+and implements :meth:`Sanitizer._sanitize` returning an unshuffled :class:`Release`; :meth:`Sanitizer.sanitize`
+validates the parameters, shuffles the released rows with the seed and numbers generating groups in order of
+appearance, so that neither row order nor group ids reveal the input's order.
 """
 
 from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from pydantic import ValidationError
+from sklearn.base import BaseEstimator
 
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
+from ppdp.tasks.core.errors import InputError, SpecError
 
-ReleaseKind = Literal["synthetic", "generalized"]
+GROUP_COLUMN = "ppdp_group"
+"""The column a generating-group release publishes: each row's group id (numbered in order of appearance in
+the published table), so that a third party can re-check k as the smallest group."""
 
 
 @dataclass(frozen=True)
-class SanitizedTable:
+class Release:
     """A sanitizer's output.
 
     Attributes
     ----------
     frame : DataFrame
-        The released rows, in a seeded random order (row order must not reveal the input's order).
-    groups : ndarray
-        For each released row, the id of the group it came from.
-    source_groups : ndarray
-        For each input row (input order), the id of the group it was placed in; -1 if it was suppressed.
-    release_kind : {"synthetic", "generalized"}
-        "synthetic": rows are generated from groups (k = smallest group); "generalized": rows show equal
-        quasi-identifier values per group (k = smallest equivalence class of the table).
-    source_index : ndarray or None
-        For each released row, the input row (input order) it stands in for, when rows correspond one to one
-        (used to align original and released values, e.g. for paper 004's VD/RP/RK/CP/CK); else None.
+        The released rows (after :meth:`Sanitizer.sanitize`: in a seeded random order). A generating-group
+        release carries :data:`GROUP_COLUMN`.
+    unit : {"equivalence_class", "generating_group", "record"}
+        What the release's privacy is measured over.
+    treatments : dict
+        Released column -> treatment ("generalized", "aggregated", "synthesized", "perturbed", "kept").
+    row_source : ndarray
+        For each released row, the input row (position in the sanitizer's input) it stands for, or -1 when it
+        stands for none (generated rows).
+    group : ndarray or None
+        For each released row, its generating group or equivalence class id (None for record releases).
+    input_group : ndarray or None
+        For each input row, the id of the group it was placed in; -1 if it was suppressed (None for record
+        releases).
+    suppressed_cells : dict
+        Column -> number of released cells suppressed (set missing) by the method.
+    suppressed_rows : int
+        Input rows left out of the release.
     """
 
     frame: pd.DataFrame
-    groups: np.ndarray
-    source_groups: np.ndarray
-    release_kind: ReleaseKind
-    source_index: np.ndarray | None = None
+    unit: Unit
+    treatments: dict[str, Treatment]
+    row_source: np.ndarray
+    group: np.ndarray | None = None
+    input_group: np.ndarray | None = None
+    suppressed_cells: dict[str, int] = field(default_factory=dict)
+    suppressed_rows: int = 0
 
     @property
     def group_sizes(self) -> np.ndarray:
-        ids = self.source_groups[self.source_groups >= 0]
+        """Sizes of the input groups (records per generating group / class), empty for record releases."""
+        if self.input_group is None:
+            return np.zeros(0, dtype=np.int64)
+        ids = self.input_group[self.input_group >= 0]
         return np.bincount(ids)[np.unique(ids)] if ids.size else np.zeros(0, dtype=np.int64)
 
 
-class Sanitizer(ABC):
-    """Base class: subclasses declare ``name``, ``release_kind`` and implement :meth:`_sanitize`."""
+class Sanitizer(BaseEstimator, ABC):
+    """Base class of every method (see the module docstring)."""
 
     name: ClassVar[str]
-    release_kind: ClassVar[ReleaseKind]
-    privacy_parameter: ClassVar[str] = "k"  # the integer the tuner searches
+    Params: ClassVar[type[MethodParams]]
+    unit: ClassVar[Unit]
+    tunable: ClassVar[dict[str, Safer]] = {}
     needs_class: ClassVar[bool] = False
-    rows_correspond: ClassVar[bool] = True  # released row i (before shuffling) stands in for input row i
+    randomized: ClassVar[bool] = True
 
     seed: int
 
+    # -- parameters ---------------------------------------------------------------------------------
     @classmethod
     def param_names(cls) -> list[str]:
+        """The constructor's keyword arguments (the method's parameters and ``seed``)."""
         sig = inspect.signature(cls.__init__)
         return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind is p.KEYWORD_ONLY]
 
-    def get_params(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.param_names()}
+    @classmethod
+    def from_params(cls, params: MethodParams, seed: int = 0) -> Sanitizer:
+        """The sanitizer a spec's ``method`` section describes."""
+        values = params.model_dump(exclude={"name"})
+        return cls(**values, seed=seed)
+
+    def params(self) -> MethodParams:
+        """The current parameters, validated by the method's model (raises :class:`SpecError` naming the
+        parameter)."""
+        values = {k: v for k, v in self.get_params(deep=False).items() if k != "seed"}
+        try:
+            return self.Params(name=self.name, **values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err.get("loc", ()))
+            raise SpecError(f"{self.name}: parameter {where}: {err.get('msg', 'invalid')}") from None
 
     def with_params(self, **updates: Any) -> Sanitizer:
         """A new sanitizer with some parameters changed (this one is left as it is)."""
         unknown = set(updates) - set(self.param_names())
         if unknown:
             raise TypeError(f"{type(self).__name__} has no parameter {', '.join(sorted(unknown))}")
-        return type(self)(**{**self.get_params(), **updates})
+        return type(self)(**{**self.get_params(deep=False), **updates})
 
-    def sanitize(self, frame: pd.DataFrame, roles: Roles) -> SanitizedTable:
+    # -- tuning -------------------------------------------------------------------------------------
+    def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
+        """Each tunable parameter's domain on this data (methods override for data-dependent bounds)."""
+        return {name: IntRange(low=2, high=max(2, len(frame))) for name in self.tunable}
+
+    def suggest(self, frame: pd.DataFrame, roles: Roles, threshold: float | None) -> tuple[dict[str, Any], str]:
+        """The method's own rule for its tunable parameters (the ``suggested`` strategy): (values, why)."""
+        raise SpecError(f"tuning.strategy suggested: method {self.name} has no suggestion rule")
+
+    def privacy_score(self, original: pd.DataFrame, release: Release, roles: Roles) -> float | None:
+        """A method-specific privacy figure for the tuner (larger = more private), or None."""
+        return None
+
+    # -- the work -----------------------------------------------------------------------------------
+    def sanitize(self, frame: pd.DataFrame, roles: Roles) -> Release:
         """Sanitize ``frame`` (columns described by ``roles``); the released rows come out shuffled."""
-        self._check_params()
+        self.params()
+        if len(frame) == 0:
+            raise InputError(f"{self.name}: the input has no rows")
         source = frame.reset_index(drop=True)
-        released, groups, source_groups = self._sanitize(source, roles)
-        order = np.random.default_rng([self.seed, 0x5EED]).permutation(len(released))
-        out = released.take(order).reset_index(drop=True)
-        del released
-        return SanitizedTable(
-            frame=out,
-            groups=np.asarray(groups)[order],
-            source_groups=np.asarray(source_groups),
-            release_kind=self.release_kind,
-            source_index=order if self.rows_correspond else None,
-        )
-
-    def _check_params(self) -> None:
-        """Validate parameters (called at the start of :meth:`sanitize`)."""
+        rng = np.random.default_rng(self.seed)
+        out = self._sanitize(source, roles, rng)
+        order = np.random.default_rng([int(self.seed), 0x5EED]).permutation(len(out.frame))
+        released = out.frame.take(order).reset_index(drop=True)
+        group, input_group = out.group, out.input_group
+        if group is not None:
+            group = np.asarray(group)[order]
+            _, first = np.unique(group, return_index=True)
+            top = max(int(group.max()) if group.size else -1,
+                      int(np.max(input_group)) if input_group is not None and len(input_group) else -1)
+            renumber = np.full(top + 1, -1, dtype=np.int64)
+            ids_in_order = group[np.sort(first)]
+            renumber[ids_in_order] = np.arange(ids_in_order.size)
+            group = renumber[group]
+            if input_group is not None:
+                ig = np.asarray(input_group)
+                input_group = np.where(ig >= 0, renumber[np.maximum(ig, 0)], -1)
+            if self.unit == "generating_group":
+                released[GROUP_COLUMN] = group
+        return replace(out, frame=released, group=group, input_group=input_group,
+                       row_source=np.asarray(out.row_source)[order])
 
     @abstractmethod
-    def _sanitize(self, frame: pd.DataFrame, roles: Roles) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
-        """Return (released rows, group of each released row, group of each input row)."""
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+    def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
+        """Return the (unshuffled) release of ``frame`` (index 0..n-1); draw every random number from ``rng``."""

@@ -10,9 +10,9 @@ Follows Kim, Chen & Gangopadhyay (2012), ``../shared/papers/000_74849bd42309de0e
   Euclidean distance (the class label, when present, one-hot with weight ``class_weight``); clusters sorted by
   size ascending; each cluster with fewer than k records takes the k-|C| records closest to its centre from
   clusters larger than k, never pulling a donor below k.
-* ``class_wise`` (Figure 5): the modified method run separately inside each class, with group size k or, when
-  k is not given, the approximate GCD g* = t * GCD(floor(|C1|/t), ..., floor(|Cm|/t)); no group mixes
-  classes.
+* ``class_wise`` (Figure 5): the modified method run separately inside each class with group size k; no group
+  mixes classes. The paper's approximate GCD g* = t * GCD(floor(|C1|/t), ..., floor(|Cm|/t)) is the method's
+  suggestion for k (:meth:`Condensation.suggest`, the tuner's ``suggested`` strategy).
 * synthesis (Figure 3, steps 2-1 to 2-6) for every variant: per group, mean and covariance; eigen-decompose;
   draw |C| points with independent coordinates along the eigenvectors and variance equal to each eigenvalue
   (uniform on [-sqrt(3 lambda), sqrt(3 lambda)] as in Aggarwal & Yu, or gaussian); the draws are centred so
@@ -37,19 +37,21 @@ from __future__ import annotations
 
 import math
 from functools import reduce
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 from scipy import sparse
 from scipy.spatial import cKDTree
 
+from ppdp.schemas.base import ColumnKind
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
-from ppdp.schemas.spec import ColumnKind
 from ppdp.tasks.core.encoding import TableEncoder
-from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.partition import balanced_partition
-from ppdp.tasks.sanitize.base import Sanitizer
+from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 Variant = Literal["original", "modified", "class_wise"]
 _KD_MAX_DIMS = 16  # above this, a k-d tree is no faster than brute force
@@ -414,16 +416,27 @@ def synthesize(
 
 
 # -- the sanitizer ---------------------------------------------------------------------------------
+class CondensationParams(MethodParams):
+    """Parameters of :class:`Condensation` (the spec's ``method`` section with ``name: condensation``)."""
+
+    name: Literal["condensation"] = "condensation"
+    variant: Variant = Field("class_wise", description="original | modified | class_wise (paper 000)")
+    k: int | None = Field(None, ge=2, description="group size; tuned when null")
+    class_weight: float = Field(
+        2.0, gt=0, description="weight of the class label in the k-means distance (modified and original)"
+    )
+    distribution: Literal["uniform", "gaussian"] = "uniform"
+    kmeans_max_iter: int = Field(20, ge=1, le=1000, description="k-means iterations (modified and class_wise)")
+
+
 class Condensation(Sanitizer):
     """Condensation-based sanitization (original, modified or class-wise); see the module docstring.
 
     Parameters
     ----------
     variant : {"class_wise", "modified", "original"}
-    k : int, optional
-        Group size. For ``class_wise`` it may be omitted, then the approximate GCD with ``threshold`` is used.
-    threshold : int, optional
-        The paper's t, used only to compute the approximate GCD when ``k`` is None.
+    k : int
+        Group size (at least 2): every generating group has at least k records.
     class_weight : float
         Weight of the class label in the grouping distance (``modified`` and ``original``).
     distribution : {"uniform", "gaussian"}
@@ -435,15 +448,15 @@ class Condensation(Sanitizer):
     """
 
     name: ClassVar[str] = "condensation"
-    release_kind = "synthetic"
-    variants: ClassVar[tuple[str, ...]] = ("original", "modified", "class_wise")
+    Params: ClassVar[type[MethodParams]] = CondensationParams
+    unit: ClassVar[Unit] = "generating_group"
+    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
 
     def __init__(
         self,
         *,
         variant: Variant = "class_wise",
         k: int | None = None,
-        threshold: int | None = None,
         class_weight: float = 2.0,
         distribution: Literal["uniform", "gaussian"] = "uniform",
         kmeans_max_iter: int = 20,
@@ -451,7 +464,6 @@ class Condensation(Sanitizer):
     ) -> None:
         self.variant = variant
         self.k = k
-        self.threshold = threshold
         self.class_weight = class_weight
         self.distribution = distribution
         self.kmeans_max_iter = kmeans_max_iter
@@ -461,32 +473,33 @@ class Condensation(Sanitizer):
     def needs_class(self) -> bool:  # type: ignore[override]
         return self.variant == "class_wise"
 
-    def _check_params(self) -> None:
-        if self.variant not in self.variants:
-            raise ValueError(f"condensation: unknown variant {self.variant!r}")
-        if self.k is None and (self.variant != "class_wise" or self.threshold is None):
-            raise ValueError("condensation: k is required (or, for class_wise, a threshold t)")
-        if self.k is not None and int(self.k) < 1:
-            raise ValueError("condensation: k must be at least 1")
-        if self.distribution not in ("uniform", "gaussian"):
-            raise ValueError(f"condensation: unknown distribution {self.distribution!r}")
-        if not self.class_weight > 0:
-            raise ValueError("condensation: class_weight must be positive")
-
-    def group_size(self, class_sizes: list[int]) -> int:
-        """The k this sanitizer uses for the given class sizes."""
-        if self.k is not None:
-            return int(self.k)
-        return approximate_gcd(class_sizes, int(self.threshold))  # type: ignore[arg-type]
-
-    def _sanitize(self, frame: pd.DataFrame, roles: Roles) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    def _class_counts(self, frame: pd.DataFrame, roles: Roles) -> np.ndarray:
         cls = roles.class_column
-        attrs = [c for c in roles.attributes if c in frame.columns]
+        if self.variant != "class_wise" or cls is None or cls not in frame.columns:
+            return np.array([len(frame)])
+        return frame[cls].value_counts(dropna=False).to_numpy()
+
+    def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
+        """k from 2 to the smallest class (class_wise) or the table size."""
+        return {"k": IntRange(low=2, high=max(2, int(self._class_counts(frame, roles).min())))}
+
+    def suggest(self, frame: pd.DataFrame, roles: Roles, threshold: float | None) -> tuple[dict[str, Any], str]:
+        """Paper 000's approximate GCD: k = t * GCD(floor(|C1|/t), ..., floor(|Cm|/t)) over the class sizes."""
+        t = int(threshold or 2)
+        return ({"k": approximate_gcd(self._class_counts(frame, roles).tolist(), t)},
+                f"approximate GCD t*GCD(floor(|Ci|/t)) with t={t}")
+
+    def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
+        if self.k is None:
+            raise SpecError("condensation: k is required (set method.k or a tuning strategy)")
+        k = int(self.k)
+        cls = roles.class_column
+        attrs = [c for c in roles.attributes if c in frame.columns and c not in roles.identifiers]
         kinds = roles.kinds()
         encoder = TableEncoder(columns=attrs, kinds=kinds, orders=roles.orders()).fit(frame)
         x = encoder.transform(frame)
-        rng = np.random.default_rng(self.seed)
         n = len(frame)
+        treatments: dict[str, Treatment] = {a: "synthesized" for a in attrs}
 
         if self.variant == "class_wise":
             if cls is None:
@@ -496,7 +509,6 @@ class Condensation(Sanitizer):
             if (codes < 0).any():
                 raise InputError(f"condensation class_wise: class column '{cls}' has missing values")
             sizes = np.bincount(codes, minlength=len(uniques))
-            k = self.group_size(sizes.tolist())
             if sizes.min() < k:
                 raise InputError(
                     f"condensation class_wise: a class of '{cls}' has {int(sizes.min())} records, fewer than k={k}"
@@ -512,14 +524,15 @@ class Condensation(Sanitizer):
             synthesize(x, groups, rng, self.distribution, inplace=True)
             columns = encoder.inverse_columns(x)
             columns[cls] = labels.to_numpy()
+            treatments[cls] = "kept"
         else:
-            k = int(self.k)  # type: ignore[arg-type]
             if n < k:
                 raise InputError(f"condensation: {n} records cannot form a group of k={k}")
             if cls is not None:
                 cls_enc = TableEncoder(columns=[cls], kinds={cls: ColumnKind.nominal}, standardize=False).fit(frame)
                 onehot = cls_enc.transform(frame)
                 space = np.hstack([x, self.class_weight * onehot])
+                treatments[cls] = "synthesized"
             else:
                 cls_enc, onehot, space = None, None, x
             if self.variant == "modified":
@@ -538,7 +551,10 @@ class Condensation(Sanitizer):
         for name in frame.columns:  # input column order; pseudonymized identifiers travel with their record
             values = columns.pop(name) if name in columns else frame[name].to_numpy()
             data[name] = _as_dtype(values, frame[name].dtype)
-        return pd.DataFrame(data, copy=False), groups, groups
+        for name in frame.columns:
+            treatments.setdefault(name, "kept")
+        return Release(frame=pd.DataFrame(data, copy=False), unit="generating_group", treatments=treatments,
+                       row_source=np.full(n, -1, dtype=np.int64), group=groups, input_group=groups)
 
 
 def _as_dtype(values: np.ndarray, dtype) -> object:

@@ -1,0 +1,111 @@
+"""The Python API: sanitize and validate DataFrames in a notebook, without writing a spec or role objects.
+
+>>> import ppdp
+>>> release = ppdp.sanitize(frame, method="mdav", quasi_identifiers=["age", "zip"], k=5)
+>>> release.frame            # the sanitized rows (shuffled)
+>>> report = ppdp.validate(release, original=frame, quasi_identifiers=["age", "zip"], k=5)
+>>> report.passed, [(c.name, c.value) for c in report.claims]
+>>> ppdp.validate(frame, quasi_identifiers=["age", "zip"], k=5).k      # any table
+>>> ppdp.validate_release("releases/census/20261126T...")              # a published release's claims
+
+``sanitize`` runs only the method: the release flow (``ppdp run``) adds the input suite, tagging, identifier
+protection, the rare-value rule, tuning, the gates and the audited publication.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.reports import ColumnTag, PrivacyReport, Roles
+from ppdp.schemas.spec import PrivacyThresholds
+from ppdp.tasks.sanitize.base import Release, Sanitizer
+
+
+def methods() -> dict[str, type[Sanitizer]]:
+    """The registered methods by name."""
+    from ppdp.tasks.sanitize.registry import REGISTRY
+
+    return dict(REGISTRY)
+
+
+def roles_for(frame: pd.DataFrame, *, quasi_identifiers: list[str], class_column: str | None = None,
+              sensitive: list[str] | tuple[str, ...] = (), identifiers: list[str] | tuple[str, ...] = (),
+              kinds: dict[str, str] | None = None, orders: dict[str, list[str]] | None = None) -> Roles:
+    """Roles for every column of ``frame``: the named ones, "other" for the rest; kinds inferred from the data
+    unless given (``numeric``, ``ordinal``, ``nominal``)."""
+    from ppdp.tasks.tag import infer_kind
+
+    named = [*quasi_identifiers, *sensitive, *identifiers, *([class_column] if class_column else [])]
+    missing = [n for n in named if n not in frame.columns]
+    if missing:
+        raise KeyError(f"column '{missing[0]}' is not in the frame")
+    kinds = dict(kinds or {})
+    orders = dict(orders or {})
+    tags = []
+    for i, name in enumerate(frame.columns):
+        role = (Role.quasi_identifier if name in quasi_identifiers else Role.sensitive if name in sensitive else
+                Role.identifier if name in identifiers else Role.class_ if name == class_column else Role.other)
+        kind = ColumnKind(kinds[name]) if name in kinds else (
+            ColumnKind.ordinal if name in orders else infer_kind(frame[name], role))
+        tags.append(ColumnTag(name=str(name), role=role, kind=kind, source="declared", reason="given to the API",
+                              order=orders.get(name), position=i))
+    return Roles(columns=tags)
+
+
+def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identifiers: list[str],
+             class_column: str | None = None, sensitive: list[str] | tuple[str, ...] = (), seed: int = 0,
+             kinds: dict[str, str] | None = None, orders: dict[str, list[str]] | None = None,
+             **params: Any) -> Release:
+    """Sanitize ``frame`` with a registered method; ``params`` are the method's parameters (e.g. ``k=5``,
+    ``variant="class_wise"``, ``scale=0.3``). Returns the :class:`~ppdp.tasks.sanitize.base.Release` (its
+    ``frame``, ``unit``, ``treatments`` and group bookkeeping)."""
+    cls = methods().get(method)
+    if cls is None:
+        raise ValueError(f"unknown method {method!r}: expected one of {', '.join(sorted(methods()))}")
+    roles = roles_for(frame, quasi_identifiers=quasi_identifiers, class_column=class_column, sensitive=sensitive,
+                      kinds=kinds, orders=orders)
+    return cls(**params, seed=seed).sanitize(frame, roles)
+
+
+def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: list[str] | None = None,
+             sensitive: list[str] | tuple[str, ...] = (), original: pd.DataFrame | None = None,
+             class_column: str | None = None, attack: int = 0, seed: int = 0, **thresholds: Any) -> PrivacyReport:
+    """Measure privacy and decide against ``thresholds`` (the spec's ``privacy`` keys: ``k``, ``l``, ``t``,
+    ``max_linkage_risk``, ``min_dcr``, ``min_vd``, ...).
+
+    * a DataFrame, or a path to a CSV / Parquet table: every model over its equivalence classes;
+    * a :class:`Release` from :func:`sanitize` with the ``original`` frame: measured as its unit requires
+      (equivalence classes, generating groups, or records), claims as in a release manifest.
+    """
+    from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table
+
+    policy = PrivacyThresholds(**thresholds)
+    if isinstance(data, Release):
+        if original is None:
+            raise ValueError("validating a Release needs the original frame it was made from (original=...)")
+        roles = roles_for(original, quasi_identifiers=list(quasi_identifiers or []), sensitive=sensitive,
+                          class_column=class_column)
+        report = measure_release(original, data, roles, thresholds=policy, seed=seed, attack_queries=attack)
+        return check_gates(report, policy)
+    frame = data if isinstance(data, pd.DataFrame) else _read(Path(data))
+    report = measure_table(frame, list(quasi_identifiers or []), list(sensitive), thresholds=policy, seed=seed,
+                           attack_queries=attack)
+    return check_gates(report, policy)
+
+
+def validate_release(folder: str | Path, original: str | Path | None = None):
+    """Re-check every claim of a published release (see :mod:`ppdp.tasks.privacy.recheck`); the result's
+    ``holds`` is True only when every claim holds."""
+    from ppdp.tasks.privacy.recheck import recheck_release
+
+    return recheck_release(Path(folder), Path(original) if original is not None else None)
+
+
+def _read(path: Path) -> pd.DataFrame:
+    from ppdp.tasks.privacy.validate import read_table_file
+
+    return read_table_file(path)

@@ -1,0 +1,82 @@
+"""The method contract's schema side: privacy units, column treatments, tunable domains, parameter models.
+
+Every sanitizer declares a parameter model (a subclass of :class:`MethodParams`) in its own module; the spec's
+``method`` section is the discriminated union of the registered models (see :mod:`ppdp.tasks.sanitize.registry`).
+This module imports nothing from ``ppdp.tasks``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from ppdp.schemas.base import StrictModel
+
+Unit = Literal["equivalence_class", "generating_group", "record"]
+"""What a release's privacy is measured over.
+
+* ``equivalence_class``: published rows share their quasi-identifier values per class (generalization,
+  microaggregation); k is the smallest class of the published table over the quasi-identifiers.
+* ``generating_group``: each published row was synthesized from a group of at least k input records
+  (condensation); the published table carries each row's group id, and k is the smallest group.
+* ``record``: rows are perturbed or generated one by one (noise, sample generation); there is no k, and the
+  claims compare records (distance to the closest original record, linkage, value distortion).
+"""
+
+UNITS: tuple[Unit, ...] = ("equivalence_class", "generating_group", "record")
+
+Treatment = Literal["dropped", "pseudonymized", "generalized", "aggregated", "synthesized", "perturbed", "kept"]
+"""What happened to an input column on its way to the release (exactly one per column)."""
+
+
+class IntRange(StrictModel):
+    """Integers in [low, high]; ``high`` None: the method's bound for the data (e.g. the smallest class)."""
+
+    type: Literal["int"] = "int"
+    low: int
+    high: int | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> IntRange:
+        if self.high is not None and self.high < self.low:
+            raise ValueError(f"range high ({self.high}) is below low ({self.low})")
+        return self
+
+
+class FloatRange(StrictModel):
+    """Reals in [low, high], searched on a log scale when ``log`` (both ends then > 0)."""
+
+    type: Literal["float"] = "float"
+    low: float
+    high: float
+    log: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> FloatRange:
+        if self.high < self.low:
+            raise ValueError(f"range high ({self.high}) is below low ({self.low})")
+        if self.log and self.low <= 0:
+            raise ValueError("a log-scale range needs low > 0")
+        return self
+
+
+class Lattice(StrictModel):
+    """Generalization levels: for each column 0..max_level (a node is one level per column)."""
+
+    type: Literal["lattice"] = "lattice"
+    max_level: dict[str, int]
+
+
+Domain = Annotated[IntRange | FloatRange | Lattice, Field(discriminator="type")]
+
+Safer = Literal["larger", "smaller"]
+
+
+class MethodParams(StrictModel):
+    """Base of every method's parameter model: ``name`` is the discriminator of the spec's ``method`` union.
+
+    A tunable parameter left as None is chosen by the tuning step; with ``tuning.strategy: fixed`` it must be set.
+    """
+
+    name: str

@@ -1,0 +1,31 @@
+"""Where releases live under a publish root, read by both the publish step and the audit trail (so that
+neither imports the other)."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from ppdp.tasks.core.errors import PublishError
+
+
+def ensure_root(root: Path) -> None:
+    """Create the publish root if needed and prove it is writable (fails with one line naming it)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / f".ppdp-write-probe-{secrets.token_hex(4)}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise PublishError(f"publish root {root} is not writable ({exc.strerror or type(exc).__name__})") from None
+
+
+def release_folder(root: Path, dataset: str, release_id: str) -> Path:
+    return root / dataset / release_id
+
+
+def read_parquet_metadata(path: Path) -> dict[str, str]:
+    meta = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"ppdp.")}

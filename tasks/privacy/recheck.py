@@ -1,0 +1,229 @@
+"""Re-check every privacy claim of a published release from what was published (``ppdp validate --release``).
+
+A claim marked ``published`` is re-measured on the published ``data.parquet`` alone, with the same functions the
+release flow used: over the equivalence classes of the published quasi-identifiers (``equivalence_class``) or
+over the published group column (``generating_group``).
+
+A claim marked ``original`` compares the release with the original records (linkage risk, distance to closest
+record, value distortion), so it needs the original input: given it, the run is reproduced from the manifest
+(the same spec, seed and method parameters give the same release, a property the release flow guarantees), the
+reproduction is compared cell by cell with the published table (pseudonymized identifiers excepted: their key
+is not in the manifest), and the claim is re-measured on the reproduction. Without the original such a claim is
+reported as not re-checked.
+
+Imports neither Prefect nor Great Expectations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from ppdp.schemas.base import Role
+from ppdp.schemas.manifest import Manifest
+from ppdp.schemas.reports import Claim, PrivacyReport
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.privacy.measure import _class_measures, check_gates, measure_release
+from ppdp.tasks.sanitize.base import GROUP_COLUMN
+
+Verdict = Literal["holds", "does not hold", "not re-checked"]
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim of the manifest and what re-checking it found."""
+
+    claim: Claim
+    verdict: Verdict
+    value: float | None
+    note: str
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    folder: Path
+    manifest: Manifest
+    checks: list[ClaimCheck]
+
+    @property
+    def holds(self) -> bool:
+        return bool(self.checks) and all(c.verdict == "holds" for c in self.checks)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every claim holds; 3 a claim does not hold; 4 some claim could not be re-checked (no original)."""
+        if any(c.verdict == "does not hold" for c in self.checks):
+            return 3
+        return 0 if self.holds else 4
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, str]:
+    """The manifest, the published table and the table's SHA-256 (one-line errors naming the file)."""
+    from ppdp.tasks.ingest import file_sha256
+
+    folder = Path(folder)
+    manifest_path, data_path = folder / "manifest.json", folder / "data.parquet"
+    for path in (manifest_path, data_path):
+        if not path.is_file():
+            raise InputError(f"release {folder}: {path.name} is missing")
+    try:
+        manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError, UnicodeDecodeError):
+        raise InputError(f"release {folder}: manifest.json cannot be read as a ppdp manifest") from None
+    try:
+        frame = pd.read_parquet(data_path)
+    except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
+        raise InputError(f"release {folder}: data.parquet cannot be read as Parquet") from None
+    return manifest, frame, file_sha256(data_path)
+
+
+def published_report(manifest: Manifest, frame: pd.DataFrame) -> PrivacyReport:
+    """The claims of the release re-measured on the published table alone."""
+    roles, policy, unit = manifest.roles, manifest.spec.privacy, manifest.unit
+    qis = [q for q in roles.quasi_identifiers if q in frame.columns]
+    sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
+    if unit == "record" or len(frame) == 0:
+        return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame))
+    if unit == "generating_group":
+        if GROUP_COLUMN not in frame.columns:
+            raise InputError(f"the published table has no {GROUP_COLUMN} column: a generating-group release "
+                             "must carry it")
+        classes = [GROUP_COLUMN]
+    else:
+        missing = [q for q in roles.quasi_identifiers if q not in frame.columns]
+        if missing:
+            raise InputError(f"the published table lacks quasi-identifier column '{missing[0]}'")
+        classes = qis
+    report = _class_measures(frame, classes, qis, sas, policy, None, _hierarchies(manifest))
+    return report.model_copy(update={"unit": unit})
+
+
+def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
+    from ppdp.tasks.core.hierarchy import read_hierarchy
+
+    out = {}
+    for column, path in manifest.spec.privacy.hierarchies.items():
+        try:
+            out[column] = read_hierarchy(path)
+        except (OSError, ValueError):
+            raise InputError(f"hierarchy for '{column}' named in the manifest cannot be read: {path}") from None
+    return out or None
+
+
+def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
+    """Re-run the release from the original input (as the flow ran it: read and type, drop identifiers, merge
+    rare values, hold out, sanitize with the recorded parameters and seed); returns (training rows, release,
+    note). The note says how the reproduction compares with the published table."""
+    from ppdp.tasks import rare, utility
+    from ppdp.tasks.ingest import coerce_types, read_header, read_table
+    from ppdp.tasks.sanitize.registry import method_class
+
+    spec = manifest.spec
+    source = spec.source.model_copy(update={"path": Path(original)})
+    read_header(source)
+    frame = coerce_types(read_table(source), spec)
+    roles = manifest.roles
+    missing = [c.name for c in roles.columns if c.name not in frame.columns]
+    if missing:
+        raise InputError(f"original {original}: column '{missing[0]}' of the release's input is not in it")
+    drop = [c.name for c in roles.columns if c.role.value == "identifier" or getattr(c, "treatment", None) in (
+        "dropped", "pseudonymized")]
+    protected = frame.drop(columns=[c for c in drop if c in frame.columns])
+    protected, _ = rare.merge_rare_categories(protected, roles, spec.rare_k)
+    train, _ = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    cls = method_class(manifest.method.name)
+    params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
+    release = cls(**params).sanitize(train, roles)
+    compare = [c for c in published.columns if c in release.frame.columns]
+    same_shape = len(release.frame) == len(published) and len(compare) == len(
+        [c for c in published.columns if c not in drop])
+    same = same_shape and all(
+        _equal_column(release.frame[c], published[c]) for c in compare)
+    note = "reproduced from the original: identical to the published table" if same else \
+        "the run reproduced from this original differs from the published table"
+    return train, release, same, note
+
+
+def _equal_column(a: pd.Series, b: pd.Series) -> bool:
+    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
+    if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
+        x, y = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
+        return bool(np.allclose(x, y, rtol=1e-12, atol=0.0, equal_nan=True))
+    return bool((a.astype(str).where(a.notna(), None) == b.astype(str).where(b.notna(), None)).all()
+                and (a.isna() == b.isna()).all())
+
+
+def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
+    """Re-check every claim of the release in ``folder`` (see the module docstring)."""
+    manifest, frame, sha = load_release(folder)
+    checks: list[ClaimCheck] = []
+    if manifest.output_sha256 is not None and sha != manifest.output_sha256:
+        integrity = Claim(name="integrity", measure="SHA-256 of data.parquet equals the manifest's output_sha256",
+                          value=None, threshold=0.0, passed=True)
+        checks.append(ClaimCheck(integrity, "does not hold", None,
+                                 "data.parquet is not the file the manifest describes (claims below are re-measured "
+                                 "on the file as it is)"))
+    policy = manifest.spec.privacy
+    recomputed = {c.name: c for c in check_gates(published_report(manifest, frame), policy).claims}
+    reproduced: dict[str, Claim] = {}
+    repro_note, repro_ok = "", False
+    if original is not None and any(c.recheck == "original" for c in manifest.privacy.claims):
+        from ppdp.tasks.ingest import file_sha256
+
+        if not Path(original).is_file():
+            raise InputError(f"original {original}: file not found")
+        if file_sha256(Path(original)) != manifest.input_sha256:
+            repro_note = "this original is not the input the release was made from (SHA-256 differs from the " \
+                         "manifest's input_sha256)"
+        else:
+            train, release, repro_ok, repro_note = reproduce(manifest, original, frame)
+        if repro_ok:
+            report = measure_release(train, release, manifest.roles, thresholds=policy, attack_queries=0,
+                                     seed=manifest.seed)
+            reproduced = {c.name: c for c in check_gates(report, policy).claims}
+    for claim in manifest.privacy.claims:
+        if claim.recheck == "original":
+            if original is None:
+                checks.append(ClaimCheck(claim, "not re-checked", None, "needs the original input (--original)"))
+                continue
+            again = reproduced.get(claim.name)
+            if not repro_ok or again is None:
+                checks.append(ClaimCheck(claim, "does not hold", None, repro_note or "could not be re-measured"))
+                continue
+            note = repro_note
+        else:
+            again = recomputed.get(claim.name)
+            note = "re-measured on the published table"
+            if again is None:
+                checks.append(ClaimCheck(claim, "does not hold", None, "could not be re-measured"))
+                continue
+        if not again.passed:
+            verdict: Verdict = "does not hold"
+            note = f"re-measured value {_fmt(again.value)} fails {again.comparison} {again.threshold:g}" + (
+                f" ({again.worst})" if again.worst else "")
+        elif not _same(again.value, claim.value):
+            verdict = "does not hold"
+            note = f"re-measured value {_fmt(again.value)} differs from the manifest's {_fmt(claim.value)}"
+        else:
+            verdict = "holds"
+        checks.append(ClaimCheck(claim, verdict, again.value, note))
+    if not manifest.privacy.claims:
+        checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
+                                 None, "the manifest makes no privacy claim"))
+    return ReleaseCheck(folder=Path(folder), manifest=manifest, checks=checks)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.6g}"

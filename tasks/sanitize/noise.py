@@ -1,0 +1,167 @@
+"""Additive and multiplicative noise: each record is perturbed on its own (privacy unit ``record``).
+
+Additive noise (Kim 1986; the "value distortion" of Agrawal & Srikant 2000): every numeric attribute x_j gets
+x_j + e with e ~ N(0, (scale * sd_j)^2) (or Laplace with the same standard deviation), sd_j the column's
+standard deviation in the input. Multiplicative noise (Kim & Winkler 2003): x_j * (1 + e) with
+e ~ N(0, scale^2) (or Laplace), which keeps zero at zero and perturbs large values more.
+
+What is perturbed: every numeric attribute (quasi-identifiers, sensitive and other columns; dates as days) and
+every ordinal attribute (its rank, then rounded and clipped to the known categories). Nominal attributes and
+the class label are kept: noise has no meaning on unordered categories (the rare-value rule of the release
+still applies to them). Integer columns stay integers (rounded), and every perturbed value is clipped to the
+column's input range, so no impossible value is published. Missing values stay missing.
+
+The release has one row per input row (``row_source`` is the identity before shuffling); there is no k: its
+claims compare records (distance to the closest original record, linkage, paper 004's value distortion).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field
+
+from ppdp.schemas.base import ColumnKind
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.reports import Roles
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.sanitize.base import Release, Sanitizer
+
+_DAY_NS = 86_400 * 10**9
+
+
+class NoiseParams(MethodParams):
+    """Parameters of :class:`Noise` (the spec's ``method`` section with ``name: noise``)."""
+
+    name: Literal["noise"] = "noise"
+    kind: Literal["additive", "multiplicative"] = Field(
+        "additive", description="additive: x + e, e ~ scale * sd; multiplicative: x * (1 + e), e ~ scale")
+    scale: float | None = Field(None, gt=0, le=10, description="noise scale (see kind); tuned when null")
+    distribution: Literal["gaussian", "laplace"] = "gaussian"
+
+
+class Noise(Sanitizer):
+    """Additive or multiplicative noise on numeric and ordinal attributes; see the module docstring.
+
+    Parameters
+    ----------
+    kind : {"additive", "multiplicative"}
+    scale : float
+        Additive: noise standard deviation as a multiple of each column's standard deviation.
+        Multiplicative: standard deviation of the relative factor e in x * (1 + e).
+    distribution : {"gaussian", "laplace"}
+        Distribution of the noise (the Laplace noise has the same standard deviation).
+    seed : int
+        Seed of the noise and of the row order.
+    """
+
+    name: ClassVar[str] = "noise"
+    Params: ClassVar[type[MethodParams]] = NoiseParams
+    unit: ClassVar[Unit] = "record"
+    tunable: ClassVar[dict[str, Safer]] = {"scale": "larger"}
+
+    def __init__(
+        self,
+        *,
+        kind: Literal["additive", "multiplicative"] = "additive",
+        scale: float | None = None,
+        distribution: Literal["gaussian", "laplace"] = "gaussian",
+        seed: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.scale = scale
+        self.distribution = distribution
+        self.seed = seed
+
+    def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
+        return {"scale": FloatRange(low=0.01, high=2.0, log=True)}
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        if self.distribution == "laplace":
+            return rng.laplace(0.0, 1.0 / np.sqrt(2.0), n)  # unit standard deviation
+        return rng.standard_normal(n)
+
+    def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
+        if self.scale is None:
+            raise SpecError("noise: scale is required (set method.scale or a tuning strategy)")
+        scale = float(self.scale)
+        kinds = roles.kinds()
+        orders = roles.orders()
+        out: dict[str, object] = {}
+        treatments: dict[str, Treatment] = {}
+        perturbable = [c for c in roles.attributes if c in frame.columns and c not in roles.identifiers]
+        for name in frame.columns:
+            series = frame[name]
+            kind = kinds.get(name)
+            if name in perturbable and kind is ColumnKind.numeric and (
+                    pd.api.types.is_numeric_dtype(series) or pd.api.types.is_datetime64_any_dtype(series)):
+                out[name] = self._perturb_numeric(series, scale, rng)
+                treatments[name] = "perturbed"
+            elif name in perturbable and kind is ColumnKind.ordinal:
+                out[name] = self._perturb_ordinal(series, orders.get(name), scale, rng)
+                treatments[name] = "perturbed"
+            else:
+                out[name] = series.to_numpy()
+                treatments[name] = "kept"
+        n = len(frame)
+        return Release(frame=pd.DataFrame(out, index=pd.RangeIndex(n)), unit="record", treatments=treatments,
+                       row_source=np.arange(n, dtype=np.int64))
+
+    def _noisy(self, x: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
+        e = self._draw(rng, len(x))
+        if self.kind == "multiplicative":
+            return x * (1.0 + scale * e)
+        finite = x[np.isfinite(x)]
+        sd = float(finite.std()) if finite.size else 0.0
+        return x + scale * (sd if sd > 0 else 1.0) * e
+
+    def _perturb_numeric(self, series: pd.Series, scale: float, rng: np.random.Generator) -> object:
+        is_date = pd.api.types.is_datetime64_any_dtype(series)
+        if is_date:
+            stamps = series.dt.tz_localize(None) if getattr(series.dt, "tz", None) is not None else series
+            x = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(float) / _DAY_NS
+            x = np.where(stamps.isna().to_numpy(), np.nan, x)
+        else:
+            x = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+        missing = np.isnan(x)
+        finite = x[~missing]
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+        y = np.clip(self._noisy(x, scale, rng), lo, hi)
+        integer = pd.api.types.is_integer_dtype(series) or (
+            finite.size > 0 and bool(np.all(finite == np.round(finite))))
+        if is_date:
+            return pd.to_datetime(np.where(missing, np.nan, np.rint(y)), unit="D").to_numpy()
+        if integer:
+            y = np.rint(y)
+        y[missing] = np.nan
+        if pd.api.types.is_integer_dtype(series) and not missing.any():
+            return y.astype(series.dtype.numpy_dtype if hasattr(series.dtype, "numpy_dtype") else np.int64)
+        if pd.api.types.is_integer_dtype(series):
+            return pd.array(np.where(missing, None, y).tolist(), dtype="Int64")
+        return y
+
+    def _perturb_ordinal(self, series: pd.Series, order: list[str] | None, scale: float,
+                         rng: np.random.Generator) -> np.ndarray:
+        values = series.to_numpy(dtype=object)
+        present = pd.notna(values)
+        if order:
+            cats = list(order)
+        else:
+            cats = sorted({v for v in values[present]}, key=lambda v: (str(type(v)), v))
+        if not cats:
+            return values
+        lookup = {str(c): i for i, c in enumerate(cats)}
+        ranks = np.array([lookup.get(str(v), np.nan) if p else np.nan for v, p in zip(values, present)], dtype=float)
+        noisy = self._noisy(ranks, scale, rng)
+        seen = np.unique(ranks[~np.isnan(ranks)]).astype(np.int64)  # publish only categories the input holds
+        if seen.size == 0:
+            return values
+        filled = np.nan_to_num(noisy, nan=float(seen[0]))
+        pos = np.clip(np.searchsorted(seen, filled), 1, max(seen.size - 1, 1))
+        lower, upper = seen[pos - 1], seen[np.minimum(pos, seen.size - 1)]
+        picked = np.where(np.abs(filled - lower) <= np.abs(upper - filled), lower, upper)
+        out = np.array(cats, dtype=object)[picked]
+        out[~present | np.isnan(ranks)] = None
+        return out

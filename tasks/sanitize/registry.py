@@ -1,0 +1,60 @@
+"""The sanitizer registry: one line per method. The spec's ``method`` section is the discriminated union of
+the registered methods' parameter models, so adding a method means its module, one line here, and its tests."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import Annotated, Union
+
+import numpy as np
+from pydantic import Field
+
+from ppdp.schemas.methods import MethodParams
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.sanitize.base import Sanitizer
+
+METHODS: tuple[str, ...] = (
+    "ppdp.tasks.sanitize.condensation:Condensation",
+    "ppdp.tasks.sanitize.mdav:Mdav",
+    "ppdp.tasks.sanitize.noise:Noise",
+)
+
+
+def _load(path: str) -> type[Sanitizer]:
+    module, _, name = path.partition(":")
+    return getattr(import_module(module), name)
+
+
+REGISTRY: dict[str, type[Sanitizer]] = {cls.name: cls for cls in map(_load, METHODS)}
+
+MethodSpec = Annotated[Union[tuple(cls.Params for cls in REGISTRY.values())], Field(discriminator="name")]  # noqa: UP007
+"""The spec's ``method`` section: one parameter model per registered method, told apart by ``name``."""
+
+
+def method_class(name: str) -> type[Sanitizer]:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise SpecError(f"unknown method {name!r}: expected one of {', '.join(sorted(REGISTRY))}") from None
+
+
+def build_sanitizer(params: MethodParams, seed: int = 0) -> Sanitizer:
+    """The sanitizer a spec's ``method`` section describes."""
+    return method_class(params.name).from_params(params, seed=seed)
+
+
+def run_method(sanitizer: Sanitizer, frame, roles) -> tuple:
+    """Sanitize and describe the run: (release, the method as it actually ran: every parameter, the unit,
+    groups, suppression, seconds)."""
+    import time
+
+    from ppdp.schemas.reports import MethodRecord
+
+    started = time.perf_counter()
+    release = sanitizer.sanitize(frame, roles)
+    params = {k: v for k, v in sanitizer.get_params(deep=False).items()}
+    groups = None if release.group is None else int(np.unique(release.group).size)
+    return release, MethodRecord(name=sanitizer.name, params=params, unit=release.unit, groups=groups,
+                                 suppressed_rows=release.suppressed_rows,
+                                 suppressed_cells=dict(release.suppressed_cells),
+                                 seconds=time.perf_counter() - started)

@@ -1,0 +1,25 @@
+"""Secrets a release needs (the pseudonym key), looked up outside the flow module."""
+
+from __future__ import annotations
+
+import os
+
+from ppdp.schemas.spec import IdentifierPolicy
+
+
+def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
+    """The HMAC key for pseudonyms: a Prefect Secret block if named (Prefect imported only then), else the
+    environment variable; None when identifiers are dropped or no key is set."""
+    if policy.action != "pseudonymize":
+        return None
+    if policy.key_secret_block:
+        try:
+            from prefect.blocks.system import Secret
+
+            value = Secret.load(policy.key_secret_block).get()
+            if value:
+                return str(value).encode("utf-8")
+        except (ValueError, RuntimeError, ImportError):
+            pass
+    value = os.environ.get(policy.key_env)
+    return value.encode("utf-8") if value else None
