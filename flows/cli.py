@@ -74,6 +74,7 @@ def run(
     try:  # spec and header checks first: a bad spec costs no Prefect start-up and reads no data
         resolved = spec_io.load_spec(spec, set_)
         spec_io.preflight(resolved)
+        audit.require_no_interrupted_publish(resolved.publish.root)  # a crashed publish: ppdp audit recover
     except PpdpError as exc:
         root = spec_io.guess_publish_root(spec, set_)
         audit.record_refusal(root, release_id=new_release_id(started), dataset=_dataset_of(spec, set_), error=exc,
@@ -243,7 +244,7 @@ def validate(
 
     from pydantic import ValidationError
 
-    from ppdp.schemas.spec import PrivacyThresholds
+    from ppdp.schemas.privacy import PrivacyThresholds
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.privacy.validate import report_json, validate_file
     from ppdp.tasks.spec import format_validation_error
@@ -444,6 +445,31 @@ def audit_verify(
     published = sum(1 for e in entries if e.status == "published")
     witnessed = " (expected head matched)" if head is not None else ""
     console.print(f"audit trail intact: {len(entries)} entries, {published} published releases verified{witnessed}")
+
+
+@audit_app.command("recover")
+def audit_recover(root: Path = RootOption) -> None:
+    """Repair a root after a crash while publishing: complete each interrupted publish whose folder is in place
+    with exactly its signed files, roll back the others, remove `.staging-*` leftovers; then verify. Safe to
+    run again (also after a crash of its own); waits for a running publish to end."""
+    from ppdp.tasks import audit
+    from ppdp.tasks.core.errors import PpdpError
+
+    try:
+        report = audit.recover(root)
+    except PpdpError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    for line in report.actions:
+        console.print(f"recovered: {line}", markup=False)
+    if not report.actions:
+        console.print("nothing to recover", markup=False)
+    problems = audit.verify(root) if audit.db_path(root).is_file() else []
+    if report.left or problems:
+        console_err.print(f"ppdp: audit: {report.left} item(s) left, {len(problems)} finding(s) remain: run "
+                          f"ppdp audit verify --root {root}", markup=False)
+        raise typer.Exit(1)
+    console.print("audit trail intact after recovery" if audit.db_path(root).is_file() else
+                  "no audit trail under the root (nothing was ever published there)", markup=False)
 
 
 @audit_app.command("head")

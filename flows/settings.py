@@ -3,11 +3,19 @@
 A Prefect task with any cache policy pickles its return value (raw data included) to disk, and
 ``PREFECT_TASKS_DEFAULT_PERSIST_RESULT=false`` does not stop it: ``PREFECT_TASKS_DISABLE_CACHING=true`` does,
 so it is forced. Every ppdp task is also declared with ``cache_policy=NO_CACHE, persist_result=False``.
+
+With no ``PREFECT_API_URL``, Prefect 3 starts a temporary API server as a child process (uvicorn, started by
+``prefect.server.api.server.SubprocessASGIServer``) and stops it at exit, but a killed ``ppdp`` (kill -9, the
+OOM killer) left it running for good. :func:`server_dies_with_parent` makes that child die with its parent on
+Linux (``PR_SET_PDEATHSIG``); :func:`apply` installs it.
 """
 
 from __future__ import annotations
 
 import os
+import signal
+import sys
+import threading
 
 FORCED = {
     "PREFECT_TASKS_DISABLE_CACHING": "true",
@@ -26,3 +34,138 @@ def apply() -> None:
     os.environ.update(FORCED)
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
+    server_dies_with_parent()
+
+
+# -- the temporary Prefect server dies with its parent ---------------------------------------------------------
+SERVER_MODULE = "prefect.server.api.server"
+_PR_SET_PDEATHSIG = 1
+
+
+def server_dies_with_parent() -> None:
+    """Make every temporary Prefect server that this process starts die with it (Linux; elsewhere nothing).
+
+    Narrow patch: in the module that starts the server, and only there, the name ``subprocess`` is replaced by
+    a proxy whose ``Popen`` adds a ``preexec_fn`` calling ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` in the child (and
+    exiting if the parent is already gone). The kernel sends that signal when the *thread* that forked the
+    child ends, so a server started from any thread but the main one is forked from a long-lived daemon thread
+    instead. The module is patched when it is imported (a meta path hook; importing it costs about 2.5 s,
+    so it is not imported here), or at once if it is imported already."""
+    if not sys.platform.startswith("linux"):
+        return
+    module = sys.modules.get(SERVER_MODULE)
+    if module is not None:
+        _patch(module)
+    elif not any(isinstance(finder, _PatchOnImport) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _PatchOnImport())
+
+
+class _PatchOnImport:
+    """Meta path finder: finds nothing itself, but wraps the loader of :data:`SERVER_MODULE` to patch it."""
+
+    def find_spec(self, name, path, target=None):
+        if name != SERVER_MODULE:
+            return None
+        from importlib.machinery import PathFinder
+
+        spec = PathFinder.find_spec(name, path, target)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchingLoader(spec.loader)
+        return spec
+
+    def invalidate_caches(self) -> None:
+        pass
+
+
+class _PatchingLoader:
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module) -> None:
+        self.inner.exec_module(module)
+        _patch(module)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+def _patch(module) -> None:
+    import subprocess
+
+    if isinstance(getattr(module, "subprocess", None), _DiesWithParent):
+        return
+    if getattr(module, "subprocess", None) is subprocess:
+        module.subprocess = _DiesWithParent(subprocess)
+
+
+class _DiesWithParent:
+    """``subprocess`` as seen by Prefect's server module: ``Popen`` children die with this process."""
+
+    def __init__(self, real) -> None:
+        self._real = real
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def Popen(self, *args, **kwargs):  # noqa: N802 - stands in for subprocess.Popen
+        kwargs["preexec_fn"] = _pdeathsig_preexec(kwargs.get("preexec_fn"))
+        if threading.current_thread() is threading.main_thread():
+            return self._real.Popen(*args, **kwargs)
+        return _Forker.get().call(self._real.Popen, *args, **kwargs)
+
+
+def _pdeathsig_preexec(inner):
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before prctl: die now
+            os._exit(1)
+        if inner is not None:
+            inner()
+
+    return preexec
+
+
+class _Forker:
+    """A daemon thread that lives as long as the process and forks on request (see above)."""
+
+    _instance: _Forker | None = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        import queue
+
+        self.requests: queue.Queue = queue.Queue()
+        threading.Thread(target=self._serve, name="ppdp-server-forker", daemon=True).start()
+
+    @classmethod
+    def get(cls) -> _Forker:
+        with cls._lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def _serve(self) -> None:
+        while True:
+            fn, args, kwargs, done, out = self.requests.get()
+            try:
+                out.append((True, fn(*args, **kwargs)))
+            except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+                out.append((False, exc))
+            done.set()
+
+    def call(self, fn, *args, **kwargs):
+        done, out = threading.Event(), []
+        self.requests.put((fn, args, kwargs, done, out))
+        done.wait()
+        ok, value = out[0]
+        if ok:
+            return value
+        raise value

@@ -20,8 +20,8 @@ from typing import Any
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.reports import ColumnTag, PrivacyReport, Roles
-from ppdp.schemas.spec import PrivacyThresholds
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 

@@ -26,6 +26,10 @@ Unit = Literal["equivalence_class", "generating_group", "record"]
 
 UNITS: tuple[Unit, ...] = ("equivalence_class", "generating_group", "record")
 
+GROUP_COLUMN = "ppdp_group"
+"""The column a generating-group release publishes: each row's group id (numbered in order of appearance in
+the published table), so that a third party can re-check k as the smallest group."""
+
 Treatment = Literal["dropped", "pseudonymized", "generalized", "aggregated", "synthesized", "perturbed", "kept"]
 """What happened to an input column on its way to the release (exactly one per column)."""
 

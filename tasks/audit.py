@@ -12,9 +12,11 @@ signatures, so it is caught by a witness of the head: the local witness in the u
 A published entry lists every file of its release folder with its SHA-256 (``files``): ``verify`` checks the
 folder's exact contents, and that no release folder exists without its entry.
 
-Room for crash-safe publishing: an entry may be ``pending`` (written before the release folder is renamed into
-place) and is then resolved by a later entry whose ``completes`` holds its ``seq``, with status ``published``
-(the folder is in place) or ``rolled_back`` (it is not). An unresolved pending entry is a finding.
+Crash-safe publishing (:func:`ppdp.tasks.publish.publish_release`): a ``pending`` entry, with the staged
+folder's file list, is written before the release folder is renamed into place, and resolved by a later entry
+whose ``completes`` holds its ``seq``, with status ``published`` (the folder is in place) or ``rolled_back`` (it
+is not). An unresolved pending entry and a ``.staging-*`` leftover are findings; :func:`recover` (``ppdp audit
+recover``) resolves them. Publishing and recovery hold the root's publish lock (:func:`publish_lock`).
 
 Entries hold ids, hashes, statuses and reasons, never data values. ``verify`` never raises on a damaged
 database or release folder: every problem is one line naming the file and the entry.
@@ -22,16 +24,20 @@ database or release folder: every problem is one line naming the file and the en
 
 from __future__ import annotations
 
+import fcntl
 import getpass
 import hashlib
 import json
 import os
 import re
 import secrets
+import shutil
+import signal
 import socket
 import sqlite3
 import stat
-from contextlib import closing
+import time
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -206,6 +212,7 @@ def append_entry(
                     "ON CONFLICT(id) DO UPDATE SET seq = excluded.seq, entry_hash = excluded.entry_hash",
                     (fields["seq"], fields["entry_hash"]),
                 )
+                fault_point(f"{status}-uncommitted")
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -405,7 +412,10 @@ def _verify(root: Path, expect_head: dict | None, problems: list[str]) -> None:
     if expect_head is not None:
         _compare_head(expect_head, "the expected head", trail_id, by_seq, last_seq, trusted, problems)
     expected = _check_releases(root, rows, good, problems)
-    problems.extend(_scan_root(root, expected))
+    resolved = {r.get("completes") for r in rows}
+    staged = {f"{STAGING_PREFIX}{r.get('release_id')}": r for r in rows
+              if r.get("status") == "pending" and r.get("seq") not in resolved}
+    problems.extend(_scan_root(root, expected, staged))
 
 
 def _check_chain(rows: list[dict], trusted: dict, problems: list[str]) -> set[int]:
@@ -716,8 +726,9 @@ def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool)
     return out
 
 
-def _scan_root(root: Path, expected: set[tuple[str, str]]) -> list[str]:
-    """Everything under the root that no entry accounts for."""
+def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dict] | None = None) -> list[str]:
+    """Everything under the root that no entry accounts for (``staged``: staging folder name to the unresolved
+    pending entry of its release)."""
     out: list[str] = []
     try:
         top = sorted(os.scandir(root), key=lambda e: e.name)
@@ -727,9 +738,10 @@ def _scan_root(root: Path, expected: set[tuple[str, str]]) -> list[str]:
         name = item.name
         if name in _ROOT_FILES or name.startswith(".ppdp-write-probe-"):
             continue
-        if name.startswith(".staging-"):
-            out.append(f"{_safe(name)}: staging folder of an interrupted or running publish (no audit entry covers "
-                       "it)")
+        if name.startswith(STAGING_PREFIX):
+            pending = (staged or {}).get(name)
+            out.append(f"{_safe(name)}: staging folder of an interrupted or running publish "
+                       + (f"(pending {_label(pending)})" if pending else "(no audit entry covers it)"))
             continue
         if not item.is_dir(follow_symlinks=False):
             out.append(f"{_safe(name)}: unexpected {'link' if item.is_symlink() else 'file'} in the publish root")
@@ -748,3 +760,244 @@ def _scan_root(root: Path, expected: set[tuple[str, str]]) -> list[str]:
             else:
                 out.append(f"{_safe(name)}/{_safe(sub.name)}: unexpected file in a dataset folder (no audit entry)")
     return out
+
+
+# -- crash-safe publishing: lock, leftovers, recovery -------------------------------------------------------
+STAGING_PREFIX = ".staging-"
+FAULT_ENV = "PPDP_FAULT_AT"
+RECOVER_WAIT_SECONDS = 30.0
+PUBLISH_WAIT_SECONDS = 600.0
+
+
+class RootBusy(PublishError):
+    """Another ppdp process holds the root's publish lock (publishing or recovering)."""
+
+
+def fault_point(name: str) -> None:
+    """TEST HOOK, inert unless ``$PPDP_FAULT_AT`` equals ``name``: then this process kills itself with SIGKILL
+    here, as a crash would (``tests/test_crash.py`` names the points: ``staging-created``,
+    ``parquet-unfinished``, ``staged``, ``pending-uncommitted``, ``pending-appended``, ``renamed``,
+    ``published-uncommitted``, ``completed``, ``recover-removed``, ``rolled_back-uncommitted``)."""
+    if os.environ.get(FAULT_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def staging_folder(root: Path, release_id: str) -> Path:
+    """Where a release is written before it is renamed into place (a sibling of the dataset folders)."""
+    return Path(root) / f"{STAGING_PREFIX}{release_id}"
+
+
+def remove_path(path: Path) -> None:
+    """Remove a file, a link (never what it points to) or a folder tree; nothing if absent. Errors are ignored
+    (a leftover is a finding of ``verify``; ``recover`` tries again and says what it could not remove)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    try:
+        if stat.S_ISDIR(st.st_mode):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the entries of a folder (a rename, a removal) durable; best effort."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def publish_lock(root: Path, wait: float = PUBLISH_WAIT_SECONDS):
+    """Hold the publish root's exclusive lock: ``flock`` on the root folder itself (no file is added). A
+    publisher holds it from staging to its completing entry, recovery while it works; the kernel releases it
+    when the holder dies, so a lock is never stale. Raises :class:`RootBusy` after ``wait`` seconds. On a file
+    system without ``flock`` the block runs unlocked."""
+    root = Path(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise PublishError(f"publish root {root} cannot be opened ({exc.strerror or type(exc).__name__})") from None
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise RootBusy(f"publish root {root} is locked by another ppdp process that is publishing or "
+                                   f"recovering (waited {wait:g} s)") from None
+                time.sleep(0.1)
+            except OSError:
+                break  # no flock here (some network file systems): unlocked
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def interrupted_publishes(root: Path) -> list[dict]:
+    """Pending entries that no later entry completes, as stored (an interrupted publish, or a running one when
+    the publish lock is not held)."""
+    root = Path(root)
+    if not db_path(root).is_file():
+        return []
+    rows = _read_trail(root).rows
+    resolved = {r.get("completes") for r in rows if isinstance(r.get("completes"), int)}
+    return [r for r in rows if r.get("status") == "pending" and r.get("seq") not in resolved]
+
+
+def require_no_interrupted_publish(root: Path, locked: bool = False) -> None:
+    """Refuse (:class:`PublishError`, one line) when ``root`` holds an interrupted publish: a pending entry never
+    completed while no ppdp process holds the publish lock. ``ppdp run`` checks this at start and again when
+    it publishes (``locked``: the caller holds the lock); the operator runs ``ppdp audit recover`` (never
+    automatic: a crash is something to look at)."""
+    root = Path(root)
+    if not db_path(root).is_file():
+        return
+    if locked:
+        rows = interrupted_publishes(root)
+    else:
+        try:
+            with publish_lock(root, wait=0):
+                rows = interrupted_publishes(root)
+        except RootBusy:
+            return  # a publish is running: its pending entry is not an interrupted one
+    if rows:
+        more = f" and {len(rows) - 1} more" if len(rows) > 1 else ""
+        raise PublishError(f"publish root {root} holds an interrupted publish ({_label(rows[0])}{more}: pending, "
+                           f"never completed): run ppdp audit recover --root {root} first")
+
+
+def roll_back_quietly(root: Path, pending: AuditEntry, why: str) -> None:
+    """Append the ``rolled_back`` entry completing ``pending`` (its folder is not in place); when that fails too,
+    the pending entry stays and ``ppdp audit recover`` rolls it back later."""
+    try:
+        append_entry(root, release_id=pending.release_id, dataset=pending.dataset, status="rolled_back",
+                     reason=f"rolled back: {why}; nothing published", started_at=pending.started_at,
+                     spec_sha256=pending.spec_sha256, input_sha256=pending.input_sha256,
+                     output_sha256=pending.output_sha256, manifest_sha256=pending.manifest_sha256,
+                     completes=pending.seq, flow_run_id=pending.flow_run_id)
+    except PublishError:
+        pass
+
+
+@dataclass
+class Recovery:
+    """What :func:`recover` did (one line each) and how many things it had to leave (0: nothing left)."""
+
+    actions: list[str] = field(default_factory=list)
+    left: int = 0
+
+
+def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
+    """Bring a root interrupted while publishing back to a state that verifies, losing nothing published.
+
+    Under the publish lock (so never under a running publish), for each pending entry no entry completes:
+    if ``<root>/<dataset>/<release_id>`` holds exactly the pending entry's signed files (names and SHA-256),
+    the rename happened: append the completing ``published`` entry; otherwise remove the staging folder and any
+    partial final folder, then append a ``rolled_back`` entry. A pending entry whose hash or signature does not
+    verify is left alone (it could be forged). Then every ``.staging-*`` leftover is removed: a staging folder
+    never holds a published release (the rename moves it out). Each step is idempotent and the completing
+    entry is appended last, so a kill during recovery is repaired by running it again."""
+    root = Path(root)
+    if not root.is_dir():
+        raise PublishError(f"no publish root at {root}")
+    report = Recovery()
+    with publish_lock(root, wait=wait):
+        pending = interrupted_publishes(root)
+        if pending:
+            trail = _read_trail(root)
+            if trail.problems:
+                raise AuditDamaged(f"audit trail {db_path(root)} is damaged ({trail.problems[0]}); recovery appends "
+                                   "only to a trail that reads as one: run ppdp audit verify")
+            if keys.configured_key() is None:
+                raise PublishError("no audit key is configured and the default key is missing: recovery signs its "
+                                   "entries with the publisher's key (restore it, or set it as when publishing)")
+            keys.signing_key(root)  # a key under the root is refused
+            trusted, _ = keys.trusted_keys()
+            good = _check_chain(trail.rows, trusted, [])
+            published = {(r.get("dataset"), r.get("release_id")) for r in trail.rows if r.get("status") == "published"}
+            for row in pending:
+                if row.get("seq") not in good or not (_valid_name(row.get("dataset"))
+                                                      and _valid_name(row.get("release_id"))):
+                    report.actions.append(f"{_label(row)}: pending, but its hash or signature does not verify: left "
+                                          "as is (run ppdp audit verify)")
+                    report.left += 1
+                    continue
+                report.actions.append(_recover_pending(root, row, published))
+        for item in sorted(os.scandir(root), key=lambda e: e.name):
+            if item.name.startswith(STAGING_PREFIX):
+                remove_path(Path(item.path))
+                if os.path.lexists(item.path):
+                    report.actions.append(f"{_safe(item.name)}: staging leftover could not be removed")
+                    report.left += 1
+                else:
+                    report.actions.append(f"{_safe(item.name)}: staging leftover removed (no pending entry: it never "
+                                          "held a published release)")
+        fsync_dir(root)
+    return report
+
+
+def _recover_pending(root: Path, row: dict, published: set) -> str:
+    seq, release_id, dataset = row["seq"], row["release_id"], row["dataset"]
+    files = json.loads(row["files"])
+    dataset_dir = root / dataset
+    final = dataset_dir / release_id
+    real_parent = _is_real_dir(dataset_dir)
+    common = dict(release_id=release_id, dataset=dataset, started_at=datetime.fromisoformat(row["started_at"]),
+                  spec_sha256=row.get("spec_sha256"), input_sha256=row.get("input_sha256"),
+                  output_sha256=row.get("output_sha256"), manifest_sha256=row.get("manifest_sha256"),
+                  flow_run_id=row.get("flow_run_id"), completes=seq)
+    remove_path(staging_folder(root, release_id))
+    if real_parent and _is_real_dir(final) and _holds_exactly(final, files):
+        done = append_entry(root, status="published", files=files, reason=f"published (recovered: the publish was "
+                            f"interrupted after its folder was renamed into place; completes entry {seq})", **common)
+        return (f"{_label(row)}: completed: its folder holds exactly the signed files; published (entry "
+                f"{done.seq})")
+    removed = ""
+    if real_parent and os.path.lexists(final) and (dataset, release_id) not in published:
+        remove_path(final)
+        removed = "; an incomplete or altered release folder removed"
+    if real_parent:
+        _rmdir_quiet(dataset_dir)
+        fsync_dir(root)
+    fault_point("recover-removed")
+    done = append_entry(root, status="rolled_back", reason=f"rolled back (recovered: the publish was interrupted "
+                        f"before its folder was in place; completes entry {seq}); nothing published", **common)
+    return f"{_label(row)}: rolled back: its folder was not in place{removed} (entry {done.seq})"
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _holds_exactly(folder: Path, files: dict[str, str]) -> bool:
+    try:
+        if set(os.listdir(folder)) != set(files):
+            return False
+        return all(stat.S_ISREG(os.lstat(folder / n).st_mode) and file_sha256(folder / n) == h
+                   for n, h in files.items())
+    except OSError:
+        return False
+
+
+def _rmdir_quiet(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass

@@ -17,6 +17,7 @@ import codecs
 import csv
 import hashlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,11 +27,15 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from ppdp.expectations import base_suite_path, load_suite_json, validate_frame
+from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ExpectationOutcome, IngestReport
-from ppdp.schemas.spec import ColumnKind, ReleaseSpec, Role, SourceSpec
+from ppdp.schemas.source import SourceSpec
 from ppdp.tasks import tag
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import column_label, guess_separator, key_path, looks_like_data
+
+if TYPE_CHECKING:
+    from ppdp.schemas.spec import ReleaseSpec
 
 NUMERIC_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 # a text column whose non-missing values parse as numbers at least this often is a number column with stray text

@@ -26,9 +26,14 @@ def tuning_plot_png(trace: TuningTrace) -> bytes | None:
         ax.plot([e.value for e in failing], [e.accuracy for e in failing], "x", color="black", markersize=9,
                 label="fails a privacy gate")
     if trace.accuracy_gap is not None and trace.objective == "most_privacy_within_gap":
-        best = max(e.accuracy for e in evs)
-        ax.axhspan(best * (1 - trace.accuracy_gap), best, color="tab:blue", alpha=0.12,
-                   label=f"accuracy gap t_a={trace.accuracy_gap:g}")
+        gap = trace.accuracy_gap
+        if trace.strategy == "bisect":  # Figure 6 compares with the least private value's accuracy
+            least = evs[0] if trace.safer != "smaller" else evs[-1]
+            lo, hi = least.accuracy * (1 - gap), least.accuracy * (1 + gap)
+        else:  # grid: within gap of the best accuracy
+            hi = max(e.accuracy for e in evs)
+            lo = hi * (1 - gap)
+        ax.axhspan(lo, hi, color="tab:blue", alpha=0.12, label=f"accuracy gap t_a={gap:g}")
     ax.set_xlabel(f"{trace.parameter} ({trace.safer} is safer)" if trace.safer else str(trace.parameter))
     ax.set_ylabel("accuracy", color="tab:blue")
     if trace.threshold is not None:

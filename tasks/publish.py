@@ -1,8 +1,17 @@
 """Publish: write ``data.parquet`` and ``manifest.json`` into a staging folder, then rename it into place.
 
 A reader never sees half a release: the staging folder is a sibling under the publish root (same file
-system) and ``os.rename`` moves it to ``<root>/<dataset>/<release_id>`` in one step. On any failure the staging
-folder is removed and nothing is left under the root.
+system) and ``os.rename`` moves it to ``<root>/<dataset>/<release_id>`` in one step.
+
+:func:`publish_release` makes this crash-safe (issue 8): under the root's publish lock it (1) writes and fsyncs
+the release into ``<root>/.staging-<release_id>``, (2) appends a signed ``pending`` audit entry holding the
+staged folder's exact file list and hashes, (3) renames the folder into place, (4) appends the ``published``
+entry that completes the pending one (``completes=<pending seq>``). A kill at any instant leaves either a root
+that verifies or one that ``ppdp audit recover`` (:func:`ppdp.tasks.audit.recover`) brings back to one:
+a pending entry whose folder is in place with exactly its files is completed, any other is rolled back, and a
+staging folder is removed (it never holds anything that was published). An error (not a kill) rolls back at
+once. ``PPDP_FAULT_AT`` names a point where the process kills itself, for the crash tests only
+(:func:`ppdp.tasks.audit.fault_point`).
 """
 
 from __future__ import annotations
@@ -11,7 +20,6 @@ import hashlib
 import json
 import os
 import secrets
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +30,7 @@ import pyarrow.parquet as pq
 from ppdp.schemas.manifest import Manifest, Versions
 from ppdp.schemas.reports import ExpectationOutcome, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
+from ppdp.tasks.audit import fault_point, fsync_dir, remove_path, staging_folder
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.layout import ensure_root, read_parquet_metadata, release_folder  # noqa: F401  (re-exported)
@@ -45,23 +54,27 @@ def manifest_sha256(manifest: Manifest) -> str:
     return hashlib.sha256(canonical_manifest_bytes(manifest.model_copy(update={"output_sha256": None}))).hexdigest()
 
 
-def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: dict[str, bytes] | None = None
+def stage_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: dict[str, bytes] | None = None
                   ) -> tuple[Path, Manifest, str, dict[str, str]]:
-    """Write the release atomically; return (folder, manifest with ``output_sha256``, manifest hash, the folder's
-    exact file list: name to SHA-256, hashed in staging before the rename, signed into the audit entry)."""
+    """Write the release into ``<root>/.staging-<release_id>`` and fsync it; return (staging folder, manifest with
+    ``output_sha256``, manifest hash, the folder's exact file list: name to SHA-256). On any failure the staging
+    folder is removed and :class:`PublishError` (or the original exception) is raised."""
     final = release_folder(root, manifest.dataset, manifest.release_id)
-    if final.exists():
+    if os.path.lexists(final):
         raise PublishError(f"release folder {final} already exists")
-    staging = root / f".staging-{manifest.release_id}"
-    parent_created = False
+    staging = staging_folder(root, manifest.release_id)
     try:
         staging.mkdir(parents=True)
+        fault_point("staging-created")
         m_hash = manifest_sha256(manifest)
         table = pa.Table.from_pandas(frame, preserve_index=False)
         meta = dict(table.schema.metadata or {})
         meta[META_RELEASE_ID] = manifest.release_id.encode()
         meta[META_MANIFEST_SHA] = m_hash.encode()
-        pq.write_table(table.replace_schema_metadata(meta), staging / "data.parquet")
+        table = table.replace_schema_metadata(meta)
+        with pq.ParquetWriter(staging / "data.parquet", table.schema) as writer:  # what pq.write_table does
+            writer.write_table(table)
+            fault_point("parquet-unfinished")  # row groups written, footer not yet
         out_sha = file_sha256(staging / "data.parquet")
         manifest = manifest.model_copy(update={"output_sha256": out_sha})
         (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
@@ -71,23 +84,51 @@ def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: d
         for name in os.listdir(staging):
             with open(staging / name, "rb") as fh:
                 os.fsync(fh.fileno())
+        fsync_dir(staging)
         files = release_files(staging)
+    except OSError as exc:
+        remove_path(staging)
+        raise PublishError(f"cannot write release under {root} ({exc.strerror or type(exc).__name__})") from None
+    except BaseException:
+        remove_path(staging)
+        raise
+    fault_point("staged")
+    return staging, manifest, m_hash, files
+
+
+def rename_into_place(staging: Path, final: Path) -> None:
+    """Rename the staged folder to its final place (creating the dataset folder) and make the rename durable.
+    On failure nothing is left at the final place (the staging folder is the caller's to remove)."""
+    parent_created = False
+    try:
         if not final.parent.exists():
             final.parent.mkdir(parents=True)
             parent_created = True
+        if os.path.lexists(final):
+            raise FileExistsError(17, "exists")
         os.rename(staging, final)
     except OSError as exc:
-        shutil.rmtree(staging, ignore_errors=True)
         if parent_created:
             _rmdir_quiet(final.parent)
-        if final.exists():
+        if os.path.lexists(final):
             raise PublishError(f"release folder {final} already exists") from None
-        raise PublishError(f"cannot write release under {root} ({exc.strerror or type(exc).__name__})") from None
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        if parent_created:
-            _rmdir_quiet(final.parent)
-        raise
+        raise PublishError(f"cannot rename the release into {final.parent} "
+                           f"({exc.strerror or type(exc).__name__})") from None
+    fsync_dir(final.parent)
+    fsync_dir(staging.parent)
+
+
+def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: dict[str, bytes] | None = None
+                  ) -> tuple[Path, Manifest, str, dict[str, str]]:
+    """Write the release atomically (staging folder, then rename), without the audit trail; return (folder,
+    manifest with ``output_sha256``, manifest hash, the folder's exact file list). :func:`publish_release` is
+    what publishes: it audits and is crash-safe."""
+    staging, manifest, m_hash, files = stage_release(frame, manifest, root, extras)
+    final = release_folder(root, manifest.dataset, manifest.release_id)
+    try:
+        rename_into_place(staging, final)
+    finally:
+        remove_path(staging)
     return final, manifest, m_hash, files
 
 
@@ -137,7 +178,7 @@ def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, unit
     releases with classes (equivalence classes over the quasi-identifiers, or the published group column),
     k-anonymity and l-diversity as the policy sets them."""
     from ppdp.expectations import base_suite_path, load_suite_json
-    from ppdp.tasks.sanitize.base import GROUP_COLUMN
+    from ppdp.schemas.methods import GROUP_COLUMN
 
     suite = load_suite_json(base_suite_path("output"))
     ids = roles.identifiers
@@ -206,23 +247,46 @@ def collect_versions() -> Versions:
 
 def publish_release(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, bytes] | None, started: datetime
                     ) -> tuple[Path, Manifest, str]:
-    """Write the release and append its audit entry; if the entry cannot be written, the release is removed
-    again (a published release always has its audit entry)."""
+    """Publish crash-safely (see the module docstring): stage, ``pending`` entry, rename, completing
+    ``published`` entry, all under the root's publish lock. Refuses (:class:`PublishError`, nothing written) when
+    the root holds an interrupted publish: ``ppdp audit recover`` first. On an error after the pending entry,
+    the release is removed again and the pending entry rolled back (a published release always has its
+    completing entry); a kill is repaired by ``ppdp audit recover``."""
     from ppdp.tasks import audit
 
-    root = manifest.spec.publish.root
+    root = Path(manifest.spec.publish.root)
     audit.check_signing_key(root)  # a missing or misplaced key refuses before anything is written
-    folder, manifest, m_hash, files = write_release(frame, manifest, root, extras)
-    try:
-        audit.append_entry(root, release_id=manifest.release_id, dataset=manifest.dataset, status="published",
-                           reason="published", started_at=started, spec_sha256=manifest.spec_sha256,
-                           input_sha256=manifest.input_sha256, output_sha256=manifest.output_sha256,
-                           manifest_sha256=m_hash, files=files, flow_run_id=manifest.flow_run_id)
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        _rmdir_quiet(folder.parent)
-        raise
-    return folder, manifest, m_hash
+    with audit.publish_lock(root):
+        audit.require_no_interrupted_publish(root, locked=True)
+        staging, manifest, m_hash, files = stage_release(frame, manifest, root, extras)
+        final = release_folder(root, manifest.dataset, manifest.release_id)
+        entry = dict(release_id=manifest.release_id, dataset=manifest.dataset, started_at=started,
+                     spec_sha256=manifest.spec_sha256, input_sha256=manifest.input_sha256,
+                     output_sha256=manifest.output_sha256, manifest_sha256=m_hash, files=files,
+                     flow_run_id=manifest.flow_run_id)
+        try:
+            pending = audit.append_entry(root, status="pending", reason="publishing: staged, about to be renamed "
+                                         "into place", **entry)
+        except BaseException:
+            remove_path(staging)
+            raise
+        audit.fault_point("pending-appended")  # just before the rename
+        try:
+            rename_into_place(staging, final)
+        except BaseException:
+            remove_path(staging)
+            audit.roll_back_quietly(root, pending, "publish failed before its folder was in place")
+            raise
+        audit.fault_point("renamed")  # just after the rename
+        try:
+            audit.append_entry(root, status="published", reason="published", completes=pending.seq, **entry)
+        except BaseException:
+            remove_path(final)
+            _rmdir_quiet(final.parent)
+            audit.roll_back_quietly(root, pending, "the completing audit entry could not be written")
+            raise
+        audit.fault_point("completed")
+    return final, manifest, m_hash
 
 
 def column_treatments(roles: Roles, release_treatments: dict[str, str], method: str, unit: str,
@@ -254,7 +318,7 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
                    ingest, release, method, privacy, utility, tuning, output_checks, rare=None,
                    flow_run_id: str | None = None) -> Manifest:
     """The manifest of a release about to be published (``output_sha256`` is filled in when written)."""
-    from ppdp.tasks.sanitize.base import GROUP_COLUMN
+    from ppdp.schemas.methods import GROUP_COLUMN
 
     frame = release.frame
     return Manifest(

@@ -42,13 +42,17 @@ import hashlib
 import hmac
 import ipaddress
 import re
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
-from ppdp.schemas.spec import ColumnKind, IdentifierPolicy, ReleaseSpec, Role
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.core.groups import unique_share
+
+if TYPE_CHECKING:
+    from ppdp.schemas.spec import IdentifierPolicy, ReleaseSpec
 
 _IDENTIFIER_TOKENS = {
     "name", "names", "firstname", "lastname", "surname", "fullname", "forename", "email", "mail", "phone",

@@ -35,7 +35,8 @@ def ppdp(*args):
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory, prefect_harness):
-    """Two published releases and one refused run under one root, signed by the template's own default key."""
+    """Two published releases (a pending entry and its completing published entry each) and one refused run under
+    one root, signed by the template's own default key."""
     base = tmp_path_factory.mktemp("audit-attacks")
     root, config = base / "root", base / "config"
     census(400).to_csv(base / "census.csv", index=False)
@@ -72,7 +73,7 @@ def site(template, tmp_path, monkeypatch):
             assert all(line.startswith("ppdp: audit: ") for line in lines)
             return [line.removeprefix("ppdp: audit: ") for line in lines]
 
-    assert [e.status for e in Site.entries] == ["published", "published", "rejected"]
+    assert [e.status for e in Site.entries] == ["pending", "published", "pending", "published", "rejected"]
     return Site()
 
 
@@ -115,13 +116,13 @@ def trust_only(monkeypatch, site, key_path: Path | None = None) -> None:
 # -- attack 1: edit a row and recompute every later hash ------------------------------------------------------
 def test_edit_a_row_and_rechain(site, tmp_path, monkeypatch):
     def hide_refusal(rows):
-        rows[2]["status"], rows[2]["reason"] = "error", "disk full"
+        rows[4]["status"], rows[4]["reason"] = "error", "disk full"
     rechain(site.root, hide_refusal)
     found = site.findings()
-    rid = site.entries[2].release_id
+    rid = site.entries[4].release_id
     # the chain is faithful (no hash or chain finding): only the signature and the witness catch it
-    assert found == [f"audit.db: entry 3 (release {rid}): contents altered (signature invalid)",
-                     f"audit.db: entry 3 (release {rid}): trail forked or rewritten: differs from the local witness "
+    assert found == [f"audit.db: entry 5 (release {rid}): contents altered (signature invalid)",
+                     f"audit.db: entry 5 (release {rid}): trail forked or rewritten: differs from the local witness "
                      f"{keys.witness_path(site.entries[0].trail_id)}"]
     # an attacker who signs with a key of their own is named too
     rechain(site.root, lambda rows: None, signer=attacker_key(tmp_path))
@@ -137,15 +138,15 @@ def test_edit_a_row_and_rechain(site, tmp_path, monkeypatch):
 # -- attack 2: delete the newest entry with its release and rewind the head row ----------------------------------
 def test_delete_the_newest_entry_with_its_release_and_rewind_the_head(site, monkeypatch):
     head = ppdp("audit", "head", "--root", site.root).output  # stored elsewhere by the operator
-    rechain(site.root, lambda rows: rows[:1])  # drop entries 2 and 3: the second release and the refusal
+    rechain(site.root, lambda rows: rows[:2])  # drop entries 3 to 5: the second release and the refusal
     shutil.rmtree(site.second)
     assert site.findings() == ["audit.db: trail rewound or truncated: the local witness "
-                               f"{keys.witness_path(site.entries[0].trail_id)} records entry 3 but the trail ends "
-                               "at entry 1"]
+                               f"{keys.witness_path(site.entries[0].trail_id)} records entry 5 but the trail ends "
+                               "at entry 2"]
     trust_only(monkeypatch, site)
     assert site.findings() == []  # every remaining signature is valid: a truncation needs a witness
     assert site.findings("--expect-head", head) == [
-        "audit.db: trail rewound or truncated: the expected head records entry 3 but the trail ends at entry 1"]
+        "audit.db: trail rewound or truncated: the expected head records entry 5 but the trail ends at entry 2"]
 
 
 # -- attack 3: swap data.parquet, rewrite the manifest's hashes and re-chain ------------------------------------
@@ -162,11 +163,12 @@ def test_swap_the_data_rewrite_the_manifest_and_rechain(site, tmp_path, monkeypa
                  "manifest.json": file_sha256(folder / "manifest.json")}
 
     def point_at_forgery(rows):
-        rows[0]["output_sha256"] = manifest.output_sha256
-        rows[0]["files"] = audit.files_json(new_files)
+        for row in rows[:2]:  # the pending entry and the published entry completing it
+            row["output_sha256"] = manifest.output_sha256
+            row["files"] = audit.files_json(new_files)
     rechain(site.root, point_at_forgery)
     found = site.findings()
-    label = f"entry 1 (release {folder.name})"
+    label = f"entry 2 (release {folder.name})"
     assert f"audit.db: {label}: contents altered (signature invalid)" in found
     assert not any("data.parquet" in f for f in found)  # the files match the forged list: the signature is the catch
     # control: with the attacker's own key trusted and no witness, the forgery verifies
@@ -179,7 +181,7 @@ def test_swap_the_data_rewrite_the_manifest_and_rechain(site, tmp_path, monkeypa
 # -- attack 4: plant a file in a release folder (and other changes to a folder) ---------------------------------
 def test_plant_a_file_in_a_release_folder(site):
     folder, rel = site.first, f"{site.first.parent.name}/{site.first.name}"
-    label = f"entry 1 (release {folder.name})"
+    label = f"entry 2 (release {folder.name})"
     (folder / "README.txt").write_text("see also", encoding="utf-8")
     (folder / "extra").mkdir()
     assert site.findings() == [f"{rel}/README.txt: {label}: not in the signed file list (added after publishing)",
@@ -188,7 +190,7 @@ def test_plant_a_file_in_a_release_folder(site):
 
 def test_remove_replace_or_link_a_release_file(site):
     folder, rel = site.first, f"{site.first.parent.name}/{site.first.name}"
-    label = f"entry 1 (release {folder.name})"
+    label = f"entry 2 (release {folder.name})"
     (folder / "manifest.json").unlink()
     data = folder / "data.parquet"
     blob = data.read_bytes()
@@ -208,7 +210,7 @@ def test_a_release_folder_without_its_entry_and_an_entry_without_its_folder(site
     shutil.rmtree(site.second)
     d = dataset.name
     assert site.findings() == [
-        f"{d}/{site.second.name}: entry 2 (release {site.second.name}): release folder is missing",
+        f"{d}/{site.second.name}: entry 4 (release {site.second.name}): release folder is missing",
         ".staging-20990101T000000Z-deadbeef: staging folder of an interrupted or running publish (no audit entry "
         "covers it)",
         f"{d}/20990101T000000Z-planted0: release 20990101T000000Z-planted0 ({d}) is on disk but has no published "
@@ -233,7 +235,7 @@ def test_a_damaged_manifest_is_a_finding(site, case, damage, finding):
     damage(folder / "manifest.json")
     rel = f"{folder.parent.name}/{folder.name}/manifest.json"
     found = site.findings()
-    assert f"{rel}: entry 1 (release {folder.name}): {finding}" in found, (case, found)
+    assert f"{rel}: entry 2 (release {folder.name}): {finding}" in found, (case, found)
     shown = ppdp("audit", "show", folder.name, "--root", site.root)
     assert "Traceback" not in shown.output
     if case in ("not JSON", "not UTF-8", "not the schema"):
@@ -252,7 +254,8 @@ def test_an_intact_manifest_of_an_older_schema_is_no_finding(site):
 
     def as_published(rows):
         files = json.loads(rows[0]["files"])
-        rows[0]["files"] = audit.files_json({**files, "manifest.json": file_sha256(folder / "manifest.json")})
+        for row in rows[:2]:  # the pending entry and the published entry completing it
+            row["files"] = audit.files_json({**files, "manifest.json": file_sha256(folder / "manifest.json")})
     rechain(site.root, as_published, signer=keys.load_key_file(site.config / "audit-key.pem"))
     (site.config / "witness" / f"{site.entries[0].trail_id}.json").unlink()  # the publisher rewrote history here
     assert site.findings() == []

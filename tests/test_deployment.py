@@ -41,5 +41,5 @@ def test_triggered_run_executes_the_flow(workspace):
 
     finished = asyncio.run(execute())
     assert finished.state.is_completed(), finished.state
-    [entry] = audit.list_entries(workspace.root)
-    assert entry.status == "published" and entry.flow_run_id == str(flow_run.id)
+    pending, entry = audit.list_entries(workspace.root)
+    assert entry.status == "published" and entry.completes == pending.seq and entry.flow_run_id == str(flow_run.id)

@@ -58,7 +58,8 @@ def test_run_publishes_a_validated_audited_release(workspace):
     assert len(data) == manifest.rows == 540  # 10% held out, never published
     assert SENTINEL_SSN.encode() not in (folder / "data.parquet").read_bytes()
 
-    [entry] = audit.list_entries(workspace.root)
+    pending, entry = audit.list_entries(workspace.root)  # written before the rename, completed after it
+    assert pending.status == "pending" and pending.files == entry.files and entry.completes == pending.seq
     assert entry.status == "published" and entry.output_sha256 == manifest.output_sha256
     assert entry.flow_run_id == manifest.flow_run_id and entry.user and entry.host
     assert ppdp("audit", "verify", "--root", workspace.root).exit_code == 0
@@ -173,7 +174,7 @@ def test_existing_release_folder_is_not_overwritten(workspace, monkeypatch):
     assert result.exit_code == 2 and "already exists" in result.output
     assert (workspace.root / "census" / "20260101T000000Z-fixed000" / "data.parquet").read_bytes() == before
     assert not list(workspace.root.glob(".staging-*"))
-    assert [e.status for e in audit.list_entries(workspace.root)] == ["published", "error"]
+    assert [e.status for e in audit.list_entries(workspace.root)] == ["pending", "published", "error"]
 
 
 def test_flow_called_directly_returns_a_result(workspace):

@@ -12,11 +12,14 @@ with thresholds, and a gate whose measure could not be computed fails (fail clos
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.methods import GROUP_COLUMN
+from ppdp.schemas.privacy import GATE_UNITS, PrivacyThresholds
 from ppdp.schemas.reports import (
     AnonymityMeasures,
     Claim,
@@ -28,13 +31,14 @@ from ppdp.schemas.reports import (
     Roles,
     SyntheticMeasures,
 )
-from ppdp.schemas.spec import GATE_UNITS, PrivacyThresholds
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import read_hierarchy  # noqa: F401  (re-exported)
 from ppdp.tasks.privacy import models, risk
 from ppdp.tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
-from ppdp.tasks.sanitize.base import GROUP_COLUMN, Release
+
+if TYPE_CHECKING:
+    from ppdp.tasks.sanitize.base import Release
 
 ATTACK_QUERIES = 2000
 ATTACK_STOP = 100

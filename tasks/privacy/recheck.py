@@ -27,10 +27,10 @@ from pydantic import ValidationError
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.manifest import Manifest
+from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.reports import Claim, PrivacyReport
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.privacy.measure import _class_measures, check_gates, measure_release
-from ppdp.tasks.sanitize.base import GROUP_COLUMN
 
 Verdict = Literal["holds", "does not hold", "not re-checked"]
 

@@ -13,13 +13,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
+from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.reports import PrivacyReport, Roles
-from ppdp.schemas.spec import PrivacyThresholds, ReleaseSpec, SourceSpec
+from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.ingest import NUMERIC_INTENT, numeric_intent, read_header, read_table
 from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table, read_hierarchy
 
 if TYPE_CHECKING:
+    from ppdp.schemas.spec import ReleaseSpec
     from ppdp.tasks.sanitize.base import Release
 
 PYCANON_NAMES = (

@@ -31,13 +31,9 @@ import pandas as pd
 from pydantic import ValidationError
 from sklearn.base import BaseEstimator
 
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.errors import InputError, SpecError
-
-GROUP_COLUMN = "ppdp_group"
-"""The column a generating-group release publishes: each row's group id (numbered in order of appearance in
-the published table), so that a third party can re-check k as the smallest group."""
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import pandas as pd
 from pydantic import Field
 from scipy.spatial import cKDTree
 
-from ppdp.schemas.base import ColumnKind
+from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder
@@ -495,8 +495,10 @@ class Mdav(Sanitizer):
     its group's: the mean for numbers (rounded for integer columns; dates to whole days when the column holds
     whole days), the most frequent category for ordinal and nominal columns (the smallest in sort order on
     ties). So the records of a group share every published quasi-identifier value and each equivalence class of
-    the release has at least k records. Sensitive, other and class columns are kept as they are (their
-    categorical values already passed the release's rare-value rule). A missing quasi-identifier value counts as
+    the release has at least k records. Other (non-sensitive) attributes are aggregated over the same groups,
+    so no raw value of theirs is published beside its record; sensitive attributes and the class are kept as
+    they are (what l-diversity and t-closeness then measure; their categorical values already passed the
+    release's rare-value rule). A missing quasi-identifier value counts as
     its own category for categorical columns; numeric means skip missing values (a group with none stays
     missing).
 
@@ -536,8 +538,11 @@ class Mdav(Sanitizer):
         labels = mdav_groups(x, k)
         data: dict[str, object] = {}
         treatments: dict[str, Treatment] = {}
+        # other attributes are aggregated over the same groups too (a raw value beside its record would be
+        # published verbatim); sensitive attributes and the class stay as they are
+        aggregated = set(qis) | {c for c in roles.attributes if c in frame.columns and roles.get(c).role is Role.other}
         for name in frame.columns:
-            if name in qis:
+            if name in aggregated:
                 data[name] = _aggregate_column(frame[name], labels, kinds[name])
                 treatments[name] = "aggregated"
             else:

@@ -1,0 +1,31 @@
+"""Where a table comes from: the spec's ``source`` section (apart from :mod:`ppdp.schemas.spec`, whose method
+union imports every sanitizer, so that reading a table imports no method)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from ppdp.schemas.base import StrictModel
+
+
+class SourceSpec(StrictModel):
+    path: Path
+    format: Literal["csv", "parquet"] | None = Field(None, description="inferred from the file suffix when absent")
+    na_values: list[str] = Field(default_factory=list, description="CSV cells read as missing")
+    sep: str = Field(",", min_length=1, max_length=1)
+    encoding: str = "utf8"
+
+    @model_validator(mode="after")
+    def _infer_format(self) -> SourceSpec:
+        if self.format is None:
+            suffix = self.path.suffix.lower()
+            if suffix in (".csv", ".txt", ".data"):
+                self.__dict__["format"] = "csv"
+            elif suffix in (".parquet", ".pq"):
+                self.__dict__["format"] = "parquet"
+            else:
+                raise ValueError(f"cannot infer the format of '{self.path.name}': set source.format")
+        return self
