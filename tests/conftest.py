@@ -92,6 +92,29 @@ def _audit_key_in_session_folder(monkeypatch):
     yield
 
 
+REFUSALS_SEEN: list[int] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_traceback_in_any_cli_refusal(monkeypatch):
+    """Every CLI call of the suite that ends non-zero (a refusal, a rejected release, a failed verify) is
+    checked: its stdout and stderr hold no traceback (issue 8: a refusal is one line)."""
+    from typer.testing import CliRunner
+
+    invoke = CliRunner.invoke
+
+    def checked(self, *args, **kwargs):
+        result = invoke(self, *args, **kwargs)
+        if result.exit_code not in (0, None):
+            REFUSALS_SEEN.append(result.exit_code)
+            text = result.output + (getattr(result, "stderr", "") or "" if not getattr(self, "mix_stderr", True)
+                                    else "")
+            assert "Traceback" not in text, f"a CLI refusal printed a traceback:\n{text[-2000:]}"
+        return result
+
+    monkeypatch.setattr(CliRunner, "invoke", checked)
+
+
 @pytest.fixture(autouse=True)
 def _prefect_logs_to_current_stderr():
     """Prefect configures its console handlers lazily (at the first flow run): rebind before every test."""

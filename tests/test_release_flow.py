@@ -260,3 +260,19 @@ def test_every_privacy_gate_is_measured_and_a_failed_one_rejects(workspace):
     assert len(published_folders(workspace.root)) == 1
     entry = audit.list_entries(workspace.root)[-1]
     assert entry.status == "rejected" and "l:" in entry.reason and "group #" in entry.reason
+
+
+def test_unexpected_error_is_one_line_and_debug_shows_the_traceback(workspace, monkeypatch):
+    from ppdp.tasks import publish
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("Zq9-secret-cell-value")
+
+    monkeypatch.setattr(publish, "collect_versions", boom)
+    result = ppdp("run", workspace.spec())
+    assert result.exit_code == 1 and "internal error (RuntimeError)" in result.output and "--debug" in result.output
+    assert "Zq9-secret-cell-value" not in result.output and "Traceback" not in result.output
+    assert [e.status for e in audit.list_entries(workspace.root)] == ["error"]
+    # --debug prints the traceback; the suite-wide check of CLI refusals (conftest) flags exactly that
+    with pytest.raises(AssertionError, match="printed a traceback"):
+        ppdp("run", workspace.spec("again.yaml"), "--debug")
