@@ -99,8 +99,8 @@ def run(
     if result.tuned:
         console.print(f"  tuned         {result.tuned}: {result.tuning_rule}", markup=False)
     for c in result.claims:
-        value = "n/a" if c["value"] is None else f"{c['value']:.6g}"
-        console.print(f"  claim {c['name']:<20} {value} {c['comparison']} {c['threshold']:g}  holds", markup=False)
+        value = "n/a" if c.value is None else f"{c.value:.6g}"
+        console.print(f"  claim {c.name:<20} {value} {c.comparison} {c.threshold:g}  holds", markup=False)
     console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
     for label, acc in result.per_class.items():
         console.print(f"    class {label:<12} {acc:.4f}", markup=False)
@@ -128,6 +128,8 @@ def tune(
         if strategy not in ("bisect", "grid", "suggested", "lattice"):
             fail(f"error: --strategy {strategy}: expected bisect, grid, suggested or lattice", 2)
         overrides.append(f"tuning.strategy={strategy}")
+        if strategy != "grid" and buckets is None:
+            overrides.append("tuning.buckets=null")  # the spec's grid buckets do not apply to another strategy
     if buckets is not None:
         overrides.append(f"tuning.buckets={buckets}")
     try:

@@ -185,7 +185,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         return ReleaseResult(
             release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
-            accuracy_original=util.accuracy_original, claims=[c.model_dump(mode="json") for c in privacy.claims],
+            accuracy_original=util.accuracy_original, claims=privacy.claims,
             tuning_rule=trace.rule, tuned=None if trace.parameter is None else f"{trace.parameter}={trace.chosen}",
             per_class={c.label: c.sanitized for c in util.per_class},
         )

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Treatment, Unit
 from ppdp.schemas.reports import (
+    Claim,
     ExpectationOutcome,
     IngestReport,
     MethodRecord,
@@ -142,7 +143,7 @@ class ReleaseResult(BaseModel):
     folder: str | None = None
     unit: str | None = None
     k: int | None = None
-    claims: list[dict] = Field(default_factory=list, description="the privacy claims (name, value, threshold, ...)")
+    claims: list[Claim] = Field(default_factory=list, description="the privacy claims of the release")
     tuned: str | None = Field(None, description="parameter=value chosen by the tuning step")
     tuning_rule: str | None = Field(None, description="why the tuning step chose that value, in one line")
     linkage_risk: float | None = None

@@ -320,17 +320,17 @@ def tune(
         raise ValueError(f"tuning strategy {spec.strategy} needs an evaluator")
     span = f"[{low:g}, {high:g}]"
     if spec.strategy == "bisect":
-        count = int(high - low + 1) if integer else 0
+        count = int(high - low + 1) if integer else None  # a real range: the values evaluated
         if spec.objective == "best_utility_meeting_policy":
             value, seen = boundary_search(least, most, evaluate_many, integer=integer, log=log)
             if value is None:
                 raise InputError(f"tuning: no value of {parameter} in {span} gives a release that passes the "
                                  "privacy gates (the safest was tried)")
-            return done(value, list(seen.values()), count,
+            return done(value, list(seen.values()), count or len(seen),
                         f"bisect over {span}: the least private {parameter} whose release passes every privacy "
                         f"gate (best utility meeting the policy; {safer} is safer)")
         value, seen = rule_based_search(least, most, spec.accuracy_gap, evaluate_many, integer=integer, log=log)
-        return done(value, list(seen.values()), count,
+        return done(value, list(seen.values()), count or len(seen),
                     f"rule-based search (Figure 6) over {span}: the most private {parameter} whose accuracy stays "
                     f"within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
     if spec.strategy == "grid":
