@@ -114,3 +114,14 @@ def test_mdav_release_holds_and_one_changed_quasi_identifier_cell_breaks_k(works
     assert result.exit_code == 3, result.output
     k_line = next(line for line in result.output.splitlines() if line.strip().startswith("k "))
     assert "DOES NOT HOLD" in k_line and "1 fails >= 5" in k_line
+
+
+def test_reproduction_compares_missing_cells_as_equal_and_values_exactly():
+    from ppdp.tasks.privacy.recheck import _equal_column
+
+    a = pd.Series(["x", None, "y"], dtype=object)
+    assert _equal_column(a, pd.Series(["x", None, "y"], dtype="str"))  # a missing cell equals a missing cell
+    assert not _equal_column(a, pd.Series(["x", "z", "y"]))
+    assert not _equal_column(a, pd.Series(["x", None, "w"]))
+    assert _equal_column(pd.Series([1.0, float("nan")]), pd.Series([1.0, float("nan")]))
+    assert not _equal_column(pd.Series([1.0, 2.0]), pd.Series([1.0, 2.0000001]))

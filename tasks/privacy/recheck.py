@@ -161,8 +161,10 @@ def _equal_column(a: pd.Series, b: pd.Series) -> bool:
     if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
         x, y = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
         return bool(np.allclose(x, y, rtol=1e-12, atol=0.0, equal_nan=True))
-    return bool((a.astype(str).where(a.notna(), None) == b.astype(str).where(b.notna(), None)).all()
-                and (a.isna() == b.isna()).all())
+    missing_a, missing_b = a.isna().to_numpy(), b.isna().to_numpy()
+    if not np.array_equal(missing_a, missing_b):
+        return False
+    return bool(np.array_equal(a[~missing_a].astype(str).to_numpy(), b[~missing_b].astype(str).to_numpy()))
 
 
 def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
