@@ -167,7 +167,12 @@ class ReleaseSpec(StrictModel):
         elif value is not None:
             raise ValueError(f"method.{parameter} is set but tuning.strategy is {self.tuning.strategy}: "
                              "set one or the other")
+        if self.tuning.strategy == "lattice" and parameter not in cls.lattice_parameters:
+            raise ValueError(f"tuning.strategy lattice needs a parameter of generalization levels; method {cls.name} "
+                             f"has none (use grid, bisect or suggested)")
         k = self.privacy.k
+        if parameter == "k" and k is not None and self.tuning.max is not None and self.tuning.max < k:
+            raise ValueError(f"tuning.max ({self.tuning.max:g}) is below privacy.k ({k})")
         if parameter == "k" and k is not None:
             if value is not None and value < k:
                 raise ValueError(f"method.k ({value}) is below privacy.k ({k})")

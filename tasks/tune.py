@@ -298,8 +298,10 @@ def tune(
         low, high = float(math.ceil(low)), float(math.floor(high))
     common.update(low=low, high=high, threshold=threshold)
     if high < low:
-        raise InputError(f"tuning: no value of {parameter} to search: the data allow at most {high_domain:g}, "
-                         f"below the lower bound {low:g}" + (" (privacy.k)" if threshold == low else ""))
+        upper = (f"tuning.max is {spec.max:g}" if spec.max is not None and spec.max < high_domain else
+                 f"the data allow at most {high_domain:g}")
+        lower = "privacy.k" if threshold == low and spec.min is None else "the lower bound"
+        raise InputError(f"tuning: no value of {parameter} to search: {upper}, below {lower} ({low:g})")
     least, most = (low, high) if safer == "larger" else (high, low)
 
     def done(value: float, evaluations: list[Evaluation], candidates: int, rule: str, **extra) -> TuningTrace:

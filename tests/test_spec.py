@@ -245,3 +245,18 @@ def test_declared_column_missing_with_another_separator_gets_a_hint(workspace):
     spec = load_spec(workspace.spec(data=data))
     with pytest.raises(SpecError, match=r"is the separator ';'\? source.sep is ','"):
         preflight(spec)
+
+
+def test_tuning_bounds_and_lattice_are_checked_in_the_spec(tmp_path):
+    from ppdp.tasks.core.errors import SpecError
+
+    data = tmp_path / "in.csv"
+    data.write_text("age,income\n30,a\n", encoding="utf-8")
+    for tuning, message in [
+        ({"strategy": "bisect", "max": 3}, "tuning.max (3) is below privacy.k (10)"),
+        ({"strategy": "lattice"}, "tuning.strategy lattice needs a parameter of generalization levels"),
+        ({"strategy": "bisect", "parameter": "scale"}, "tuning.parameter 'scale' is not tunable"),
+    ]:
+        spec = base_spec(Path("in.csv"), Path("out"), method={"name": "mdav"}, tuning=tuning)
+        with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            load_spec(write(tmp_path, spec))

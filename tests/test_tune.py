@@ -114,7 +114,7 @@ def test_strategies_fixed_suggested_grid_and_bounds():
     bisect = tune(TuningSpec(strategy="bisect", max=100), sanitizer=free, domains=domains, policy=policy,
                   sizes=sizes, evaluate_many=fake_evaluator(lambda k: 0.9, []))
     assert 20 <= bisect.chosen <= 100 and bisect.high == 100 and "Figure 6" in bisect.rule
-    with pytest.raises(InputError, match="below the lower bound"):
+    with pytest.raises(InputError, match="the data allow at most 10, below privacy.k"):
         tune(TuningSpec(strategy="bisect"), sanitizer=free, domains={"k": IntRange(low=2, high=10)}, policy=policy,
              sizes=sizes, evaluate_many=fake_evaluator(lambda k: 0.9, []))
 

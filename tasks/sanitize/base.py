@@ -90,6 +90,7 @@ class Sanitizer(BaseEstimator, ABC):
     tunable: ClassVar[dict[str, Safer]] = {}
     needs_class: ClassVar[bool] = False
     randomized: ClassVar[bool] = True
+    lattice_parameters: ClassVar[tuple[str, ...]] = ()  # tunable parameters whose domain is a Lattice of levels
 
     seed: int
 
