@@ -61,7 +61,7 @@ def _resolution(ns: np.ndarray) -> float:
     return 1.0
 
 
-def _numbers(series: pd.Series) -> np.ndarray:
+def as_numbers(series: pd.Series) -> np.ndarray:
     """A numeric or date column as floats (dates: nanoseconds since the epoch); missing -> NaN."""
     if pd.api.types.is_datetime64_any_dtype(series):
         stamps = series.dt.tz_localize(None) if getattr(series.dt, "tz", None) is not None else series
@@ -125,7 +125,7 @@ class TableEncoder:
                     values = self._ranks(series, cats)
                 else:
                     cats = []
-                    values = _numbers(series)
+                    values = as_numbers(series)
                 finite = values[~np.isnan(values)]
                 fill = float(np.median(finite)) if finite.size else 0.0
                 filled = np.where(np.isnan(values), fill, values)
@@ -192,7 +192,7 @@ class TableEncoder:
                 if code.kind is ColumnKind.ordinal:
                     values = self._ranks(series, code.categories)
                 else:
-                    values = _numbers(series)
+                    values = as_numbers(series)
                 values = np.where(np.isnan(values), code.fill, values)
                 out[:, code.start] = (values - code.center) * code.scale
         return out
@@ -220,7 +220,7 @@ class TableEncoder:
                 raw = block[:, 0] / code.scale + code.center
                 if code.kind is ColumnKind.ordinal:
                     if code.present is not None and code.present.size:
-                        ranks = _snap(raw, code.present)  # only categories the fitted data hold
+                        ranks = snap_to(raw, code.present)  # only categories the fitted data hold
                     else:
                         ranks = np.clip(np.rint(raw), 0, max(len(code.categories) - 1, 0)).astype(np.int64)
                     data[code.name] = np.array(code.categories, dtype=object)[ranks]
@@ -238,7 +238,7 @@ class TableEncoder:
         return {c.name: slice(c.start, c.start + c.width) for c in self.codes_}
 
 
-def _snap(values: np.ndarray, present: np.ndarray) -> np.ndarray:
+def snap_to(values: np.ndarray, present: np.ndarray) -> np.ndarray:
     """Each value replaced by the nearest of the sorted ranks ``present`` (the lower one on ties)."""
     pos = np.clip(np.searchsorted(present, values), 1, max(len(present) - 1, 1))
     lower, upper = present[pos - 1], present[np.minimum(pos, len(present) - 1)]

@@ -26,7 +26,7 @@ from scipy.spatial import cKDTree
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.encoding import TableEncoder
+from ppdp.tasks.core.encoding import TableEncoder, as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
@@ -558,12 +558,7 @@ def _aggregate_column(series: pd.Series, labels: np.ndarray, kind: ColumnKind) -
     groups = int(labels.max()) + 1 if labels.size else 0
     is_date = pd.api.types.is_datetime64_any_dtype(series)
     if kind is ColumnKind.numeric and (pd.api.types.is_numeric_dtype(series) or is_date):
-        if is_date:
-            stamps = series.dt.tz_localize(None) if getattr(series.dt, "tz", None) is not None else series
-            values = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(float)
-            values[stamps.isna().to_numpy()] = np.nan
-        else:
-            values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+        values = as_numbers(series)  # dates as nanoseconds; missing as NaN
         present = ~np.isnan(values)
         sums = np.bincount(labels[present], weights=values[present], minlength=groups)
         counts = np.bincount(labels[present], minlength=groups)

@@ -26,6 +26,7 @@ from pydantic import Field
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
+from ppdp.tasks.core.encoding import as_numbers, snap_to
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
@@ -119,12 +120,7 @@ class Noise(Sanitizer):
 
     def _perturb_numeric(self, series: pd.Series, scale: float, rng: np.random.Generator) -> object:
         is_date = pd.api.types.is_datetime64_any_dtype(series)
-        if is_date:
-            stamps = series.dt.tz_localize(None) if getattr(series.dt, "tz", None) is not None else series
-            x = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(float) / _DAY_NS
-            x = np.where(stamps.isna().to_numpy(), np.nan, x)
-        else:
-            x = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
+        x = as_numbers(series) / (_DAY_NS if is_date else 1)  # dates in days; missing as NaN
         missing = np.isnan(x)
         finite = x[~missing]
         lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
@@ -158,10 +154,7 @@ class Noise(Sanitizer):
         seen = np.unique(ranks[~np.isnan(ranks)]).astype(np.int64)  # publish only categories the input holds
         if seen.size == 0:
             return values
-        filled = np.nan_to_num(noisy, nan=float(seen[0]))
-        pos = np.clip(np.searchsorted(seen, filled), 1, max(seen.size - 1, 1))
-        lower, upper = seen[pos - 1], seen[np.minimum(pos, seen.size - 1)]
-        picked = np.where(np.abs(filled - lower) <= np.abs(upper - filled), lower, upper)
+        picked = snap_to(np.nan_to_num(noisy, nan=float(seen[0])), seen)
         out = np.array(cats, dtype=object)[picked]
         out[~present | np.isnan(ranks)] = None
         return out
