@@ -3,15 +3,18 @@ the registered methods' parameter models, so adding a method means its module, o
 
 from __future__ import annotations
 
+import time
 from importlib import import_module
 from typing import Annotated, Union
 
 import numpy as np
+import pandas as pd
 from pydantic import Field
 
 from ppdp.schemas.methods import MethodParams
+from ppdp.schemas.reports import MethodRecord, Roles
 from ppdp.tasks.core.errors import SpecError
-from ppdp.tasks.sanitize.base import Sanitizer
+from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.condensation:Condensation",
@@ -43,16 +46,12 @@ def build_sanitizer(params: MethodParams, seed: int = 0) -> Sanitizer:
     return method_class(params.name).from_params(params, seed=seed)
 
 
-def run_method(sanitizer: Sanitizer, frame, roles) -> tuple:
+def run_method(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles) -> tuple[Release, MethodRecord]:
     """Sanitize and describe the run: (release, the method as it actually ran: every parameter, the unit,
     groups, suppression, seconds)."""
-    import time
-
-    from ppdp.schemas.reports import MethodRecord
-
     started = time.perf_counter()
     release = sanitizer.sanitize(frame, roles)
-    params = {k: v for k, v in sanitizer.get_params(deep=False).items()}
+    params = dict(sanitizer.get_params(deep=False))
     groups = None if release.group is None else int(np.unique(release.group).size)
     return release, MethodRecord(name=sanitizer.name, params=params, unit=release.unit, groups=groups,
                                  suppressed_rows=release.suppressed_rows,
