@@ -15,6 +15,7 @@ raises that exception, and the run is still marked failed.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
@@ -48,14 +49,13 @@ class _Refusal:
 
 
 def _guarded(fn):
+    @functools.wraps(fn)
     def run(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - handed to the flow, which audits and reports it
             return _Refusal(exc)
 
-    run.__name__ = getattr(fn, "__name__", "step")
-    run.__doc__ = fn.__doc__
     return run
 
 

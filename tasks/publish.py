@@ -27,8 +27,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ppdp.schemas.manifest import Manifest, Versions
-from ppdp.schemas.reports import ExpectationOutcome, Roles
+from ppdp.schemas.manifest import ColumnTreatment, Manifest, Versions
+from ppdp.schemas.reports import ExpectationOutcome, RareCategoryReport, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.audit import fault_point, fsync_dir, remove_path, staging_folder
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
@@ -189,7 +189,7 @@ def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, unit
     else:
         extra += [{"type": "expect_column_values_to_match_regex", "kwargs": {"column": c, "regex": PSEUDONYM_REGEX}}
                   for c in ids if c in frame_columns]
-    dropped = [c.name for c in roles.columns if getattr(c, "treatment", None) == "dropped" and c.name not in ids]
+    dropped = [name for name in roles.dropped if name not in ids]
     if dropped:
         extra.append({"type": "expect_columns_to_be_absent", "kwargs": {"column_list": dropped}})
     if unit != "record":
@@ -290,18 +290,13 @@ def publish_release(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, b
 
 
 def column_treatments(roles: Roles, release_treatments: dict[str, str], method: str, unit: str,
-                      rare=None) -> list:
+                      rare: RareCategoryReport | None = None) -> list[ColumnTreatment]:
     """Every input column with exactly one treatment and the reason (tagging's reason, then the method's)."""
-    from ppdp.schemas.manifest import ColumnTreatment
-
-    rare_cells = {}
-    if rare is not None:
-        for col in getattr(rare, "columns", []):
-            rare_cells[col.name] = int(getattr(col, "cells", 0) or getattr(col, "cells_affected", 0) or 0)
+    rare_cells = {col.name: col.cells_affected for col in rare.columns} if rare is not None else {}
     out = []
     for i, tag in enumerate(roles.columns):
-        position = tag.position if getattr(tag, "position", None) is not None else i
-        pre = getattr(tag, "treatment", None)
+        position = tag.position if tag.position is not None else i
+        pre = tag.treatment
         if pre is not None:
             treatment, reason = pre, tag.reason
         elif tag.name in release_treatments:

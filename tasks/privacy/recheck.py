@@ -138,8 +138,7 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
     missing = [c.name for c in roles.columns if c.name not in frame.columns]
     if missing:
         raise InputError(f"original {original}: column '{missing[0]}' of the release's input is not in it")
-    drop = [c.name for c in roles.columns if c.role.value == "identifier" or getattr(c, "treatment", None) in (
-        "dropped", "pseudonymized")]
+    drop = [*roles.identifiers, *(name for name in roles.dropped if name not in roles.identifiers)]
     protected = frame.drop(columns=[c for c in drop if c in frame.columns])
     protected, _ = rare.merge_rare_categories(protected, roles, spec.rare_k)
     train, _ = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
