@@ -174,6 +174,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
         util = enforce_utility(check_utility(train, release.frame, test, roles, spec.utility, spec.seed))
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
+        for d in util.delta_r:
+            logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
         output_checks = check_output(release, roles, spec)
         manifest = build_manifest(
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,

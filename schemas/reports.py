@@ -340,6 +340,15 @@ class ClassAccuracy(Report):
     original: float
 
 
+class DeltaR(Report):
+    """Paper 004's utility criterion for one classifier: ΔR = R_p - (1 - epsilon) R_o."""
+
+    classifier: str
+    accuracy: float = Field(..., description="R_p: trained on the release, tested on held-out original rows")
+    accuracy_original: float = Field(..., description="R_o: trained on the original training rows")
+    value: float = Field(..., description="R_p - (1 - epsilon) R_o; the criterion holds when >= 0")
+
+
 class UtilityReport(Report):
     classifier: str
     train_rows: int
@@ -354,6 +363,8 @@ class UtilityReport(Report):
     correlation_loss: float = Field(
         ..., description="information loss: mean absolute difference of pairwise attribute correlations"
     )
+    delta_r: list[DeltaR] = Field(default_factory=list, description="paper 004's criterion per classifier")
+    delta_r_epsilon: float | None = None
     gates: list[GateResult] = Field(default_factory=list)
 
     @property

@@ -104,12 +104,31 @@ class TuningSpec(StrictModel):
         return self
 
 
+Classifier = Literal["knn1", "knn5", "naive_bayes", "decision_tree", "j48", "svm", "logistic_regression"]
+"""Classifiers of the utility step: 1-NN and 5-NN (brute force, standardized features), Gaussian naive Bayes, a
+CART tree, ``j48`` (an entropy tree with at least two records per leaf, the reading of WEKA's J48 used for
+paper 004), ``svm`` (a linear SVM, WEKA SMO's default kernel, by liblinear) and logistic regression."""
+
+
+class DeltaRSpec(StrictModel):
+    """Paper 004's utility criterion (Li & Xi, section 3.1): the release keeps utility when
+    ΔR = R_p - (1 - epsilon) R_o >= 0 for every listed classifier, R_p its accuracy when trained on the release
+    and R_o when trained on the original training rows, both tested on the held-out original rows."""
+
+    epsilon: float = Field(0.02, ge=0, lt=1, description="the tolerated relative accuracy loss (the paper: 0.02)")
+    classifiers: list[Classifier] = Field(
+        default_factory=lambda: ["j48", "knn1", "svm"], min_length=1,
+        description="every classifier must meet the criterion (the paper: J48, 1-NN and an SVM)")
+
+
 class UtilitySpec(StrictModel):
-    classifier: Literal["knn1", "knn5", "naive_bayes", "decision_tree", "logistic_regression"] = "knn1"
+    classifier: Classifier = "knn1"
     test_fraction: float = Field(0.1, gt=0, le=0.5)
     min_accuracy_ratio: float | None = Field(
         0.9, ge=0, le=1, description="sanitized accuracy / original accuracy must reach this"
     )
+    delta_r: DeltaRSpec | None = Field(
+        None, description="paper 004's gate: R_p - (1 - epsilon) R_o >= 0 for each listed classifier")
 
 
 class PublishSpec(StrictModel):

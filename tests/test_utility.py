@@ -1,0 +1,72 @@
+"""The utility step: paper 004's ΔR criterion and the classifiers it names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from pydantic import ValidationError
+
+from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.schemas.spec import DeltaRSpec, UtilitySpec
+from ppdp.tasks.core.errors import ReleaseRejected
+from ppdp.tasks.gates import enforce_utility
+from ppdp.tasks.utility import evaluate_utility, split_holdout
+
+
+def _data(n: int = 400, seed: int = 0) -> tuple[pd.DataFrame, Roles]:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0, 1, (n, 2))
+    label = np.where(x[:, 0] + 0.5 * x[:, 1] > 0, "yes", "no")
+    frame = pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "label": label})
+    roles = Roles(columns=[
+        ColumnTag(name="a", role=Role.quasi_identifier, kind=ColumnKind.numeric, source="declared", reason="t"),
+        ColumnTag(name="b", role=Role.other, kind=ColumnKind.numeric, source="declared", reason="t"),
+        ColumnTag(name="label", role=Role.class_, kind=ColumnKind.nominal, source="declared", reason="t"),
+    ])
+    return frame, roles
+
+
+def test_delta_r_of_the_original_is_epsilon_times_its_accuracy():
+    frame, roles = _data()
+    train, test = split_holdout(frame, "label", 0.2, seed=1)
+    spec = UtilitySpec(min_accuracy_ratio=None, delta_r=DeltaRSpec(epsilon=0.02))
+    report = evaluate_utility(train, train, test, roles, spec, seed=1)
+    assert [d.classifier for d in report.delta_r] == ["j48", "knn1", "svm"]
+    for d in report.delta_r:
+        assert d.accuracy == pytest.approx(d.accuracy_original)
+        assert d.value == pytest.approx(0.02 * d.accuracy_original)
+        assert d.accuracy_original > 0.8  # a linearly separable class: every classifier learns it
+    gate = next(g for g in report.gates if g.name == "delta_r")
+    assert gate.passed and gate.value == pytest.approx(min(d.value for d in report.delta_r))
+    assert report.delta_r_epsilon == 0.02
+    enforce_utility(report)
+
+
+def test_delta_r_fails_a_release_whose_labels_carry_nothing():
+    frame, roles = _data()
+    train, test = split_holdout(frame, "label", 0.2, seed=2)
+    noise = train.copy()
+    noise["label"] = np.random.default_rng(3).permutation(noise["label"].to_numpy())
+    spec = UtilitySpec(min_accuracy_ratio=None, delta_r=DeltaRSpec(classifiers=["knn1", "j48"]))
+    report = evaluate_utility(train, noise, test, roles, spec, seed=2)
+    gate = next(g for g in report.gates if g.name == "delta_r")
+    assert not gate.passed and gate.value < 0
+    assert gate.worst in {"knn1", "j48"}
+    with pytest.raises(ReleaseRejected, match="delta_r"):
+        enforce_utility(report)
+
+
+def test_no_delta_r_section_means_no_delta_r_gate():
+    frame, roles = _data()
+    train, test = split_holdout(frame, "label", 0.2, seed=4)
+    report = evaluate_utility(train, train, test, roles, UtilitySpec(), seed=4)
+    assert report.delta_r == [] and [g.name for g in report.gates] == ["min_accuracy_ratio"]
+
+
+@pytest.mark.parametrize("bad", [dict(epsilon=1.0), dict(epsilon=-0.1), dict(classifiers=[]),
+                                 dict(classifiers=["c45"])])
+def test_delta_r_settings_are_checked(bad):
+    with pytest.raises(ValidationError):
+        DeltaRSpec(**bad)
