@@ -104,6 +104,8 @@ def run(
     console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
     for label, acc in result.per_class.items():
         console.print(f"    class {label:<12} {acc:.4f}", markup=False)
+    for name, value in result.delta_r.items():
+        console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
 
 
 @app.command()

@@ -190,6 +190,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             accuracy_original=util.accuracy_original, claims=privacy.claims,
             tuning_rule=trace.rule, tuned=None if trace.parameter is None else f"{trace.parameter}={trace.chosen}",
             per_class={c.label: c.sanitized for c in util.per_class},
+            delta_r={d.classifier: d.value for d in util.delta_r},
         )
     except PpdpError as exc:
         root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)

@@ -150,4 +150,5 @@ class ReleaseResult(BaseModel):
     accuracy: float | None = None
     accuracy_original: float | None = None
     per_class: dict[str, float] = Field(default_factory=dict)
+    delta_r: dict[str, float] = Field(default_factory=dict, description="paper 004's ΔR per classifier, if gated")
     exit_code: int = 0

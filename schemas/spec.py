@@ -179,17 +179,26 @@ class ReleaseSpec(StrictModel):
             raise ValueError(f"tuning.parameter {self.tuning.parameter!r} is not tunable for method {cls.name} "
                              f"(tunable: {', '.join(tunable) or 'none'})")
         value = getattr(self.method, parameter) if parameter else None
-        if self.tuning.strategy == "fixed":
-            missing = [name for name in tunable if getattr(self.method, name) is None]
-            if missing:
-                raise ValueError(f"method.{missing[0]} is required when tuning.strategy is fixed")
-        elif value is not None:
+        k = self.privacy.k
+        untuned = parameter != "k" or self.tuning.strategy == "fixed"
+        if untuned and "k" in tunable and self.method.k is None and k is not None:
+            # a method's smallest group defaults to the policy's k when it is not tuned
+            self.__dict__["method"] = self.method.model_copy(update={"k": k})
+            value = getattr(self.method, parameter) if parameter else None
+        fixed = [name for name in tunable if name != parameter and name != "k"]
+        if self.tuning.strategy == "fixed" and parameter is not None:
+            fixed.insert(0, parameter)
+        missing = [name for name in fixed if getattr(self.method, name) is None]
+        if missing:
+            how = "when tuning.strategy is fixed" if self.tuning.strategy == "fixed" else \
+                f"when tuning.parameter is {parameter}"
+            raise ValueError(f"method.{missing[0]} is required {how}")
+        if self.tuning.strategy != "fixed" and value is not None:
             raise ValueError(f"method.{parameter} is set but tuning.strategy is {self.tuning.strategy}: "
                              "set one or the other")
         if self.tuning.strategy == "lattice" and parameter not in cls.lattice_parameters:
             raise ValueError(f"tuning.strategy lattice needs a parameter of generalization levels; method {cls.name} "
                              f"has none (use grid, bisect or suggested)")
-        k = self.privacy.k
         if parameter == "k" and k is not None and self.tuning.max is not None and self.tuning.max < k:
             raise ValueError(f"tuning.max ({self.tuning.max:g}) is below privacy.k ({k})")
         if parameter == "k" and k is not None:

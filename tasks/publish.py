@@ -297,7 +297,9 @@ def column_treatments(roles: Roles, release_treatments: dict[str, str], method: 
     for i, tag in enumerate(roles.columns):
         position = tag.position if tag.position is not None else i
         pre = tag.treatment
-        if pre is not None:
+        if release_treatments.get(tag.name) == "dropped":  # e.g. a pseudonym has no place on a generated row
+            treatment, reason = "dropped", f"{tag.reason}; dropped by {method} (unit {unit})"
+        elif pre is not None:
             treatment, reason = pre, tag.reason
         elif tag.name in release_treatments:
             treatment = release_treatments[tag.name]

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import ValidationError
 
 from ppdp.schemas.export import SCHEMA_PATH, release_schema_json
+from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.spec import apply_override, load_spec, preflight
 from tests.conftest import base_spec
@@ -40,7 +42,8 @@ def test_valid_spec_loads_and_resolves_relative_paths(tmp_path):
         (lambda s: s["privacy"].update(k="ten"), "privacy.k"),
         (lambda s: s["utility"].update(test_fraction=0.7), "utility.test_fraction"),
         (lambda s: s["utility"].update(test_fraction=0), "utility.test_fraction"),
-        (lambda s: s["method"].update(k=None), "method.k is required"),
+        (lambda s: (s["method"].update(k=None), s["privacy"].update(k=None, max_linkage_risk=0.9)),
+         "method.k is required"),
         (lambda s: s["method"].update(variant="clever"), "method.variant"),
         (lambda s: s["method"].update(name="magic"), "method"),
         (lambda s: s["columns"].update(age="quasi"), "columns.age"),
@@ -103,11 +106,19 @@ def test_committed_json_schema_is_current():
     )
 
 
-def test_examples_are_valid_specs():
-    examples = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.yaml"))
-    assert examples
-    for path in examples:
-        load_spec(path)
+def test_method_k_defaults_to_privacy_k_unless_it_is_tuned(tmp_path):
+    raw = base_spec(tmp_path / "in.csv", tmp_path / "out")
+    raw["method"]["k"] = None
+    assert ReleaseSpec.model_validate(raw).method.k == 10  # fixed: the policy's k
+    tree = {**raw, "columns": {**raw["columns"], "hours_per_week": "sensitive"},
+            "method": {"name": "perturbation_tree"}, "tuning": {"strategy": "bisect"}}
+    spec = ReleaseSpec.model_validate(tree)
+    assert spec.method.k == 10 and spec.method.leaf_size is None  # leaf_size tuned, k from the policy
+    tuned_k = ReleaseSpec.model_validate({**tree, "method": {"name": "perturbation_tree", "leaf_size": 8},
+                                          "tuning": {"strategy": "bisect", "parameter": "k"}})
+    assert tuned_k.method.k is None
+    with pytest.raises(ValidationError, match="method.leaf_size is required when tuning.parameter is k"):
+        ReleaseSpec.model_validate({**tree, "tuning": {"strategy": "bisect", "parameter": "k"}})
 
 
 # -- hostile specs (issue 8): refused in one line naming the line or the key, fast, nothing expanded ----------

@@ -220,15 +220,21 @@ def _synthetic(original: pd.DataFrame, release: Release, roles: Roles, qis: list
 
 def _perturbation(original: pd.DataFrame, release: Release, roles: Roles) -> PerturbationMeasures | None:
     """Paper 004's VD, RP, RK, CP, CK over the numeric attributes, rows aligned by ``row_source`` (only the
-    published rows that stand for an input row; none when rows are generated)."""
-    keep = np.flatnonzero(release.row_source >= 0)
+    published rows that stand for an input row). A record release of generated rows (``row_source`` all -1) with
+    as many rows as the input is paired as paper 004 pairs A and MA, the i-th published row with the i-th input
+    row: the published order is a seeded shuffle, so the pairing is arbitrary but reproducible from the manifest.
+    None for other generated releases."""
+    source = release.row_source
+    if release.unit == "record" and len(source) == len(original) and bool(np.all(source == -1)):
+        source = np.arange(len(original))
+    keep = np.flatnonzero(source >= 0)
     if keep.size == 0:
         return None
     cols = [c for c in roles.attributes if c in release.frame.columns and roles.get(c).kind is ColumnKind.numeric
             and pd.api.types.is_numeric_dtype(original[c])]
     if not cols:
         return None
-    a = original[cols].to_numpy(dtype=float)[release.row_source[keep]]
+    a = original[cols].to_numpy(dtype=float)[source[keep]]
     ma = release.frame[cols].to_numpy(dtype=float)[keep]
     if not (np.isfinite(a).all() and np.isfinite(ma).all()) or not np.any(a):
         return None

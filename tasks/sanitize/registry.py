@@ -20,6 +20,10 @@ METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.condensation:Condensation",
     "ppdp.tasks.sanitize.mdav:Mdav",
     "ppdp.tasks.sanitize.noise:Noise",
+    "ppdp.tasks.sanitize.perturbation_tree:PerturbationTree",
+    "ppdp.tasks.sanitize.sample_generation:SampleGeneration",
+    "ppdp.tasks.sanitize.svd:Svd",
+    "ppdp.tasks.sanitize.uma:Uma",
 )
 
 

@@ -1,0 +1,157 @@
+"""Speed of paper 004's sample generation (:class:`ppdp.tasks.sanitize.sample_generation.SampleGeneration`) on
+UCI Adult, and of the 1-NN searches it could use.
+
+    .venv/bin/python -m benchmarks.sample_generation_speed [--repeats 3] [--candidates 40000]
+        [--out benchmarks/results/sample_generation_speed.md]
+
+Target: Adult (30,162 rows) generated in < 3 s in-process on the 2-core machine. Two codings of the same rows:
+
+* numeric: ``benchmarks.datasets.adult()`` (the 8 text attributes coded as integers, all 14 attributes numeric,
+  as the other benchmarks read Adult): 14 encoded columns;
+* mixed: the text attributes nominal (one-hot), the 6 numeric ones numeric, as the release flow tags Adult:
+  104 encoded columns.
+
+``sanitize()`` seconds are the median of ``--repeats`` in-process runs (``time.perf_counter``; CPU seconds of
+this process beside them: the k-d tree queries use both cores, so CPU can exceed wall). The 1-NN comparison
+answers one batch of ``--candidates`` uniform draws (drawn as the method draws them) once per search, each
+compared with the exact distances of the others. The machine is shared: /proc/loadavg is printed before and
+after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.datasets import SHARED, load
+from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.tasks.core.encoding import TableEncoder
+from ppdp.tasks.sanitize.sample_generation import SampleGeneration, _NearestRow
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "n/a"
+
+
+def mixed_adult() -> tuple[pd.DataFrame, Roles]:
+    frame = pd.read_csv(SHARED / "adult" / "adult.csv")
+    frame = frame[~frame.eq("?").any(axis=1)].reset_index(drop=True).rename(columns={"income": "class"})
+    tags = []
+    for name in frame.columns:
+        if name == "class":
+            tags.append(ColumnTag(name=name, role=Role.class_, kind=ColumnKind.nominal, source="declared",
+                                  reason="label"))
+        else:
+            kind = ColumnKind.numeric if pd.api.types.is_numeric_dtype(frame[name]) else ColumnKind.nominal
+            tags.append(ColumnTag(name=name, role=Role.quasi_identifier, kind=kind, source="declared",
+                                  reason="benchmark"))
+    return frame, Roles(columns=tags)
+
+
+def time_sanitize(frame: pd.DataFrame, roles: Roles, repeats: int) -> tuple[float, float, int]:
+    walls, cpus, rows = [], [], 0
+    for _ in range(repeats):
+        gc.collect()
+        wall, cpu = time.perf_counter(), time.process_time()
+        out = SampleGeneration(seed=1).sanitize(frame, roles)
+        cpus.append(time.process_time() - cpu)
+        walls.append(time.perf_counter() - wall)
+        rows = len(out.frame)
+    return statistics.median(walls), statistics.median(cpus), rows
+
+
+def compare_searches(frame: pd.DataFrame, roles: Roles, m: int) -> tuple[list[tuple[str, float, bool]], float, int]:
+    """Each 1-NN search on one batch of ``m`` candidates: (name, seconds, same distances as the k-d tree)."""
+    from scipy.spatial import cKDTree
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    cls = roles.class_column
+    cols = [c for c in frame.columns if c != cls]
+    kinds = roles.kinds()
+    plans = {c: SampleGeneration._plan(frame[c], kinds[c]) for c in cols}
+    encoder = TableEncoder(columns=cols, kinds=kinds).fit(frame)
+    x = encoder.transform(frame)
+    y = pd.factorize(frame[cls], sort=True)[0]
+    rng = np.random.default_rng(0)
+    draws = {c: SampleGeneration._draw(plans[c], m, rng) for c in cols}
+    q = encoder.transform(pd.DataFrame({c: draws[c] if plans[c].numeric else frame[c].array.take(draws[c])
+                                        for c in cols}))
+    results: list[tuple[str, float, np.ndarray]] = []
+
+    def run(name: str, search) -> None:
+        gc.collect()
+        start = time.perf_counter()
+        rows = search()
+        results.append((name, time.perf_counter() - start, np.linalg.norm(q - x[rows], axis=1)))
+
+    for algorithm in ("brute", "kd_tree"):
+        knn = KNeighborsClassifier(n_neighbors=1, algorithm=algorithm, n_jobs=-1).fit(x, y)
+        run(f"sklearn KNeighborsClassifier(n_neighbors=1, algorithm={algorithm!r}, n_jobs=-1)",
+            lambda knn=knn: knn.kneighbors(q, return_distance=False)[:, 0])
+    tree = cKDTree(x)
+    run("scipy cKDTree over all encoded columns (workers=-1)", lambda: tree.query(q, k=1, workers=-1)[1])
+    nearest = _NearestRow(x, list(encoder.blocks().values()))
+    run(f"_NearestRow (the method's search; two-step: {nearest.split})", lambda: nearest.query(q))
+    reference = results[2][2]
+    dt = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2, random_state=0).fit(x, y)
+    agreement = float(np.mean(dt.predict(q) == y[nearest.query(q)]))
+    return [(name, s, bool(np.allclose(d, reference, rtol=0, atol=1e-7))) for name, s, d in results], agreement, \
+        x.shape[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--candidates", type=int, default=40_000)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "sample_generation_speed.md")
+    args = parser.parse_args()
+
+    before = loadavg()
+    sets = {"numeric": load("Adult"), "mixed": mixed_adult()}
+    lines = ["# Sample generation (paper 004): speed on Adult", "",
+             "Produced by `.venv/bin/python -m benchmarks.sample_generation_speed` "
+             "(`benchmarks/sample_generation_speed.py`).", "",
+             f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}; "
+             f"load average (1, 5, 15 min) before: {before}.", "",
+             "## sanitize() in-process (target < 3 s)", "",
+             "| coding | rows in | encoded columns | rows out | runs | wall s (median) | CPU s (median) |",
+             "|---|---|---|---|---|---|---|"]
+    searches = []
+    for name, (frame, roles) in sets.items():
+        wall, cpu, rows = time_sanitize(frame, roles, args.repeats)
+        found, agreement, width = compare_searches(frame, roles, args.candidates)
+        searches.append((name, found, agreement))
+        print(f"{name}: sanitize {wall:.2f} s wall (median of {args.repeats}), {cpu:.2f} s CPU; {rows} rows; "
+              f"{width} encoded columns; tree and 1-NN agree on {agreement:.1%} of uniform draws")
+        for label, seconds, same in found:
+            print(f"  {seconds:7.2f} s  {label}  exact: {same}")
+        lines.append(f"| {name} | {len(frame):,} | {width} | {rows:,} | {args.repeats} | {wall:.2f} | {cpu:.2f} |")
+    lines += ["", f"## 1-NN on one batch of {args.candidates:,} uniform candidates (one run each)", "",
+              "| coding | search | seconds | same distances as cKDTree |", "|---|---|---|---|"]
+    for name, found, _ in searches:
+        lines += [f"| {name} | {label} | {seconds:.2f} | {'yes' if same else 'NO'} |" for label, seconds, same in found]
+    lines += ["", "Agreement of the entropy tree and 1-NN on uniform draws (what sets the number of draws, about "
+              "rows / agreement): " + ", ".join(f"{name} {a:.1%}" for name, _, a in searches) + ".", "",
+              f"Load average after: {loadavg()}. The machine is shared by several people: compare CPU seconds "
+              "when the load is high."]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    print(f"written {args.out}")
+
+
+if __name__ == "__main__":
+    main()
