@@ -34,7 +34,7 @@ from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import tuning_plot_png
 from ppdp.tasks.privacy.validate import privacy_checks
-from ppdp.tasks.sanitize.registry import build_sanitizer, run_method
+from ppdp.tasks.sanitize.registry import build_sanitizer, method_class, run_method
 
 STEPS = 8
 
@@ -100,9 +100,11 @@ protect_identifiers = step(tag.protect_identifiers, "protect-identifiers")
 merge_rare = step(rare.merge_rare_categories, "merge-rare-categories")
 hold_out = step(utility.split_holdout, "hold-out")
 evaluate = step(tune.evaluate_value, "evaluate")
+search_lattice = step(tune.search_lattice, "search-lattice")
 sanitize = step(run_method, "sanitize")
 measure_privacy = step(privacy_checks, "validate-privacy")
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
+split_release = step(utility.split_release, "split-release")
 check_utility = step(utility.evaluate_utility, "check-utility")
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
 check_output = step(publish.check_output, "check-output")
@@ -121,14 +123,17 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
                 len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
                 "declared" if roles.class_column else "none")
     protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
-    protected, rare_report = merge_rare(protected, roles, spec.rare_k)
+    generalizes = method_class(spec.method.name).generalizes  # its quasi-identifiers: classes of >= k by design
+    protected, rare_report = merge_rare(protected, roles, spec.rare_k, roles.quasi_identifiers if generalizes else ())
     train, test = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
-    return ingest_report, roles, rare_report, train, test
+    return ingest_report, roles, rare_report, protected.reset_index(drop=True), train, test
 
 
-def tune_method(spec: ReleaseSpec, roles, train, test):
-    """The tuning step: the base sanitizer and the trace; evaluations run as parallel Prefect tasks."""
+def tune_method(spec: ReleaseSpec, roles, train, test, everything=None):
+    """The tuning step: the base sanitizer and the trace; evaluations run as parallel Prefect tasks. A lattice
+    search runs on ``everything`` (every input row: the rows a recoding method publishes)."""
     base = build_sanitizer(spec.method, seed=spec.seed)
+    rows = train if everything is None else everything
     check = spec.tuning.objective == "best_utility_meeting_policy"
     parameter = spec.tuning.parameter or next(iter(base.tunable), None)
 
@@ -141,10 +146,14 @@ def tune_method(spec: ReleaseSpec, roles, train, test):
     # the search itself runs here, in the flow, so that its evaluations can be submitted as parallel tasks
     trace: TuningTrace = tune.tune(spec.tuning, sanitizer=base, domains=base.domains(train, roles), policy=spec.privacy,
                                 sizes=tune.class_sizes(train, roles), evaluate_many=evaluate_many,
-                                suggest=lambda t: base.suggest(train, roles, t))
+                                suggest=lambda t: base.suggest(train, roles, t),
+                                search=lambda: search_lattice(base, rows, roles))
+    if trace.lattice is not None:
+        return base.with_params(**{trace.parameter: dict(trace.lattice.node)}), trace
     chosen = base if trace.parameter is None or trace.chosen is None else base.with_params(
         **{trace.parameter: trace.chosen})
     return chosen, trace
+
 
 
 # -- the flows ---------------------------------------------------------------------------------------------
@@ -163,16 +172,26 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         spec = load_spec(spec_path, overrides)
         known["spec_sha256"] = spec_io.spec_sha256(spec)
         logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
-        ingest_report, roles, rare_report, train, test = prepare(spec, logger)
+        ingest_report, roles, rare_report, protected, train, test = prepare(spec, logger)
         known["input_sha256"] = ingest_report.input_sha256
-        sanitizer, trace = tune_method(spec, roles, train, test)
+        every_row = method_class(spec.method.name).covers_every_row
+        sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None)
         logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
-        release, method = sanitize(sanitizer, train, roles)
+        # a recoding (generalization) publishes every input row; the other methods publish the training rows (the
+        # held-out rows are never sanitized nor published)
+        source = protected if every_row else train
+        release, method = sanitize(sanitizer, source, roles)
         logger.info("[5/%d] sanitize: %d records, unit %s (%.2fs)", STEPS, len(release.frame), release.unit,
                     method.seconds)
-        privacy = enforce_privacy(measure_privacy(train, release, roles, spec))
+        privacy = enforce_privacy(measure_privacy(source, release, roles, spec))
         logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
-        util = enforce_utility(check_utility(train, release.frame, test, roles, spec.utility, spec.seed))
+        if every_row:  # utility on the published table: its rows of the training split against its held-out rows
+            published_train, published_test = split_release(release, protected, roles.class_column,
+                                                            spec.utility.test_fraction, spec.seed)
+            util = enforce_utility(check_utility(train, published_train, test, roles, spec.utility, spec.seed,
+                                                 published_test))
+        else:
+            util = enforce_utility(check_utility(train, release.frame, test, roles, spec.utility, spec.seed))
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
         for d in util.delta_r:
             logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
@@ -212,8 +231,9 @@ def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace
     logger = get_run_logger()
     try:
         spec = load_spec(spec_path, list(overrides or []))
-        _, roles, _, train, test = prepare(spec, logger, check_root=False)
-        _, trace = tune_method(spec, roles, train, test)
+        _, roles, _, protected, train, test = prepare(spec, logger, check_root=False)
+        every_row = method_class(spec.method.name).covers_every_row
+        _, trace = tune_method(spec, roles, train, test, protected if every_row else None)
         logger.info("tune (%s): %s", trace.strategy, trace.rule)
         return trace
     except PpdpError as exc:

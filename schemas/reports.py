@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr
 
 from ppdp.schemas.base import ColumnKind, Role
 
@@ -154,6 +154,20 @@ class Evaluation(Report):
         return int(round(self.value))
 
 
+class LatticeSearch(Report):
+    """The ``lattice`` strategy's search (full-domain generalization): the chosen node and what it cost."""
+
+    node: dict[str, int] = Field(..., description="the chosen generalization level of each quasi-identifier")
+    measure: str = Field(..., description="the utility measure the node is best under (ARX's definitions)")
+    measures: dict[str, float] = Field(default_factory=dict, description="every ARX measure of the chosen node")
+    checked: int = Field(..., description="nodes whose privacy gates were evaluated on the data")
+    visited: int = Field(..., description="nodes the search touched (checked or tagged by monotonicity)")
+    total: int = Field(..., description="nodes in the lattice")
+    classes: int = Field(..., description="equivalence classes of the chosen node (suppressed records aside)")
+    suppressed_rows: int = 0
+    seconds: float = 0.0
+
+
 class TuningTrace(Report):
     strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"]
     parameter: str | None = Field(None, description="the tuned parameter (None: the method has none)")
@@ -168,6 +182,7 @@ class TuningTrace(Report):
     candidates: int = Field(0, description="values the strategy considered")
     evaluations: list[Evaluation] = Field(default_factory=list)
     chosen: int | float | None
+    lattice: LatticeSearch | None = Field(None, description="the lattice strategy's search and chosen node")
     rule: str = Field(..., description="why this value was chosen, in one line")
     seconds: float = 0.0
 
@@ -177,7 +192,8 @@ class MethodRecord(Report):
     """The method as it actually ran: every parameter, the tuned one included."""
 
     name: str
-    params: dict[str, int | float | str | bool | None]
+    params: dict[str, JsonValue] = Field(..., description="every parameter as the method ran (JSON values: a "
+                                                          "generalization's levels and hierarchies are mappings)")
     unit: Literal["equivalence_class", "generating_group", "record"]
     groups: int | None = Field(None, description="generating groups or equivalence classes formed (None: record)")
     suppressed_rows: int = 0

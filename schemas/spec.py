@@ -180,10 +180,12 @@ class ReleaseSpec(StrictModel):
                              f"(tunable: {', '.join(tunable) or 'none'})")
         value = getattr(self.method, parameter) if parameter else None
         k = self.privacy.k
-        untuned = parameter != "k" or self.tuning.strategy == "fixed"
-        if untuned and "k" in tunable and self.method.k is None and k is not None:
-            # a method's smallest group defaults to the policy's k when it is not tuned
-            self.__dict__["method"] = self.method.model_copy(update={"k": k})
+        inherit = {name: getattr(self.privacy, name) for name in ("k", "l", "t")
+                   if name in type(self.method).model_fields and getattr(self.method, name) is None
+                   and getattr(self.privacy, name) is not None
+                   and (name != parameter or self.tuning.strategy == "fixed")}
+        if inherit:  # a method's k (l, t) defaults to the policy's when it is not tuned
+            self.__dict__["method"] = self.method.model_copy(update=inherit)
             value = getattr(self.method, parameter) if parameter else None
         fixed = [name for name in tunable if name != parameter and name != "k"]
         if self.tuning.strategy == "fixed" and parameter is not None:

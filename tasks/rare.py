@@ -153,7 +153,8 @@ def _column_rule(series: pd.Series, tag: ColumnTag, k: int, taken: pd.Index) -> 
     return _Outcome(_suppress(series, mask), "suppressed", len(rare), mask)
 
 
-def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int) -> tuple[pd.DataFrame, RareCategoryReport]:
+def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple[str, ...] | list[str] = ()
+                          ) -> tuple[pd.DataFrame, RareCategoryReport]:
     """Merge or suppress every categorical value seen fewer than ``k`` times (see the module docstring).
 
     Parameters
@@ -164,6 +165,9 @@ def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int) -> tuple[pd
         Column tags: which columns are categorical (nominal / ordinal), the class, declared orders.
     k : int
         A value must occur at least this many times to be published.
+    skip : sequence of str
+        Columns left to the method: the quasi-identifiers of a method that publishes them only in classes of at
+        least k records (``Sanitizer.generalizes``), where the rule holds by construction.
 
     Returns
     -------
@@ -176,7 +180,7 @@ def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int) -> tuple[pd
         raise ValueError(f"the rare-value rule needs k >= 1, got {k}")
     if k > len(frame):
         raise InputError(f"privacy.k={k} is larger than the table ({len(frame)} rows): no value can be published")
-    tags = categorical_columns(frame, roles)
+    tags = [t for t in categorical_columns(frame, roles) if t.name not in set(skip)]
     out = frame.copy()
     rows_in = len(frame)
     columns: list[RareCategoryColumn] = []

@@ -278,7 +278,13 @@ def resolve_paths(spec: ReleaseSpec, base: Path) -> ReleaseSpec:
         "hierarchies": {k: absolute(v) for k, v in spec.privacy.hierarchies.items()},
         "population": absolute(spec.privacy.population) if spec.privacy.population else None,
     })
-    return spec.model_copy(update={"source": source, "publish": publish, "privacy": privacy})
+    update = {"source": source, "publish": publish, "privacy": privacy}
+    hierarchies = getattr(spec.method, "hierarchies", None)
+    if hierarchies:  # a method's hierarchy files (generalization, Mondrian)
+        update["method"] = spec.method.model_copy(update={"hierarchies": {
+            c: h.model_copy(update={"file": absolute(h.file)}) if getattr(h, "file", None) is not None else h
+            for c, h in hierarchies.items()}})
+    return spec.model_copy(update=update)
 
 
 def spec_sha256(spec: ReleaseSpec) -> str:
@@ -335,6 +341,12 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
     for name in spec.privacy.hierarchies:
         if name not in sensitive:
             raise SpecError(f"spec privacy.hierarchies.{key_path([name])}: not a declared sensitive column")
+    for name, h in (getattr(spec.method, "hierarchies", None) or {}).items():
+        if name not in present:
+            raise SpecError(f"spec method.hierarchies.{key_path([name])}: no such column in {where}")
+        path = getattr(h, "file", None)
+        if path is not None and not Path(path).is_file():
+            raise SpecError(f"spec method.hierarchies.{key_path([name])}: hierarchy file {path} does not exist")
     if spec.declared_class() is None:
         from ppdp.tasks.sanitize.registry import build_sanitizer
 

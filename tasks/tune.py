@@ -45,13 +45,13 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.methods import Domain, FloatRange, IntRange, Lattice
-from ppdp.schemas.reports import Evaluation, Roles, TuningTrace
+from ppdp.schemas.reports import Evaluation, LatticeSearch, Roles, TuningTrace
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.privacy.measure import check_gates, interval_privacy, measure_release
 from ppdp.tasks.sanitize.base import Sanitizer
-from ppdp.tasks.utility import accuracy, feature_encoder
+from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder
 
 EvaluateMany = Callable[[list[float]], list[Evaluation]]
 _REAL_ITERATIONS = 40
@@ -96,18 +96,27 @@ def evaluate_value(
     figure and, when ``check_policy``, whether every gate of ``policy`` passes (all runs must pass)."""
     started = time.perf_counter()
     encoder = feature_encoder(train, roles, standardize)
+    every_row = sanitizer.covers_every_row  # sanitize every row; train and test on the release's own rows
+    source = pd.concat([train, test], ignore_index=True) if every_row else train
     privacy, accs, per, meets = [], [], [], []
     for r in range(repeats):
         run = sanitizer.with_params(**{parameter: value, "seed": sanitizer.seed + r})
-        release = run.sanitize(train, roles)
-        p = privacy_figure(train, release, roles, policy, sanitizer.seed + r)
+        release = run.sanitize(source, roles)
+        p = privacy_figure(source, release, roles, policy, sanitizer.seed + r)
         if p is not None:
             privacy.append(p)
         if check_policy:
-            report = measure_release(train, release, roles, thresholds=policy, attack_queries=0,
+            report = measure_release(source, release, roles, thresholds=policy, attack_queries=0,
                                      seed=sanitizer.seed + r)
             meets.append(check_gates(report, policy or PrivacyThresholds()).passed)
-        acc, per_class, _ = accuracy(release.frame, test, roles, classifier, encoder, sanitizer.seed + r)
+        if every_row:
+            held = np.asarray(release.row_source) >= len(train)
+            rel_train, view = decode_generalized(release.frame.loc[~held], roles)
+            rel_test, _ = decode_generalized(release.frame.loc[held], roles)
+            acc, per_class, _ = accuracy(rel_train, rel_test, view, classifier,
+                                         feature_encoder(rel_train, view, standardize), sanitizer.seed + r)
+        else:
+            acc, per_class, _ = accuracy(release.frame, test, roles, classifier, encoder, sanitizer.seed + r)
         accs.append(acc)
         per.append(per_class)
     labels = sorted({c for p in per for c in p})
@@ -120,6 +129,11 @@ def evaluate_value(
         runs=repeats,
         seconds=time.perf_counter() - started,
     )
+
+
+def search_lattice(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles) -> Any:
+    """The method's lattice search on ``frame`` (the ``lattice`` strategy's one evaluation)."""
+    return sanitizer.search(frame, roles)
 
 
 def sequential(evaluate_one: Callable[[float], Evaluation]) -> EvaluateMany:
@@ -268,9 +282,11 @@ def tune(
     sizes: dict[str, int],
     evaluate_many: EvaluateMany | None,
     suggest: Callable[[float | None], tuple[dict[str, Any], str]] | None = None,
+    search: Callable[[], Any] | None = None,
 ) -> TuningTrace:
     """Choose the value of the tuned parameter (see the module docstring). ``domains`` are the method's
-    domains on the training data; ``suggest(threshold)`` is the method's own rule."""
+    domains on the training data; ``suggest(threshold)`` is the method's own rule; ``search()`` its lattice
+    search (:meth:`ppdp.tasks.sanitize.base.Sanitizer.search`)."""
     started = time.perf_counter()
     tunable = list(sanitizer.tunable)
     parameter = spec.parameter or (tunable[0] if tunable else None)
@@ -284,6 +300,21 @@ def tune(
     if spec.strategy == "fixed":
         value = getattr(sanitizer, parameter)
         return TuningTrace(**common, chosen=value, candidates=1, rule=f"method.{parameter} = {value} from the spec",
+                           seconds=time.perf_counter() - started)
+    if spec.strategy == "lattice":
+        if search is None or parameter not in sanitizer.lattice_parameters:
+            raise SpecError(f"tuning.strategy lattice: method {sanitizer.name} has no lattice parameter")
+        found = search()
+        measure = str(getattr(found, "measure", None) or getattr(sanitizer, "measure", "loss"))
+        lattice = LatticeSearch(node={str(c): int(v) for c, v in found.node.items()}, measure=measure,
+                                measures={str(m): float(v) for m, v in found.measures.items()},
+                                checked=int(found.checked), visited=int(found.visited), total=int(found.total),
+                                classes=int(found.classes), suppressed_rows=int(found.suppressed_rows),
+                                seconds=float(found.seconds))
+        node = ", ".join(f"{c}={v}" for c, v in lattice.node.items())
+        return TuningTrace(**common, chosen=None, lattice=lattice, candidates=lattice.total,
+                           rule=f"lattice search with monotone pruning: the node ({node}) of least {measure} among "
+                                f"those meeting every gate; {lattice.checked} of {lattice.total} nodes checked",
                            seconds=time.perf_counter() - started)
     domain = domains[parameter]
     if isinstance(domain, Lattice):

@@ -6,6 +6,7 @@ training rows gives the baseline; the gate compares the two accuracies.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -13,6 +14,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ClassAccuracy, DeltaR, GateResult, Roles, UtilityReport
 from ppdp.schemas.spec import UtilitySpec
 from ppdp.tasks.core.encoding import TableEncoder
@@ -22,6 +24,13 @@ from ppdp.tasks.core.errors import InputError
 def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed: int
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Stratified split into (training rows, held-out rows); indexes are reset, order is seeded."""
+    train, test = holdout_positions(frame, class_column, fraction, seed)
+    return frame.iloc[train].reset_index(drop=True), frame.iloc[test].reset_index(drop=True)
+
+
+def holdout_positions(frame: pd.DataFrame, class_column: str, fraction: float, seed: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of :func:`split_holdout`'s (training rows, held-out rows) in ``frame``."""
     labels = frame[class_column]
     counts = labels.value_counts(dropna=False)
     if len(counts) < 2:
@@ -34,8 +43,9 @@ def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed:
     n_test = max(int(round(fraction * len(frame))), len(counts))
     if len(frame) - n_test < len(counts):
         raise InputError(f"input has {len(frame)} rows: too few to hold out {fraction:.0%} by class")
-    train, test = train_test_split(frame, test_size=n_test, stratify=labels, random_state=seed % (2**32))
-    return train.reset_index(drop=True), test.reset_index(drop=True)
+    train, test = train_test_split(np.arange(len(frame)), test_size=n_test, stratify=labels,
+                                   random_state=seed % (2**32))
+    return train, test
 
 
 def make_classifier(name: str, seed: int = 0):
@@ -75,6 +85,8 @@ def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: 
     """Overall accuracy and accuracy per class (recall) of ``classifier`` trained on ``train``."""
     cls = roles.class_column
     assert cls is not None
+    if train[cls].isna().any():  # a suppressed class value (SAP's S2) teaches nothing: as the paper's 1-NN
+        train = train.loc[train[cls].notna()]
     y_train = train[cls].astype(str).to_numpy()
     y_test = test[cls].astype(str).to_numpy()
     model = make_classifier(classifier, seed)
@@ -105,17 +117,85 @@ def information_loss(original: np.ndarray, released: np.ndarray) -> tuple[float,
     return shift, float(np.mean(np.abs(a - b)))
 
 
+_INTERVAL = re.compile(r"^\s*[\[(]\s*(-?[0-9.eE+]+)\s*[-,;]\s*(-?[0-9.eE+]+)\s*[\])]\s*$")
+
+
+def _midpoint(label: object) -> float:
+    if label is None or (isinstance(label, float) and np.isnan(label)):
+        return np.nan
+    if isinstance(label, (int, float, np.integer, np.floating)):
+        return float(label)
+    text = str(label)
+    match = _INTERVAL.match(text)
+    if match:
+        return (float(match.group(1)) + float(match.group(2))) / 2.0
+    try:
+        return float(text)
+    except ValueError:
+        return np.nan  # "*" and any label that is not a number or an interval: missing
+
+
+def decode_generalized(frame: pd.DataFrame, roles: Roles) -> tuple[pd.DataFrame, Roles]:
+    """Generalized values as the utility step's classifiers read them: a numeric attribute's interval labels by
+    their midpoint ("[40-50)" -> 45, "[23-31]" -> 27), a plain number as itself, "*" (suppressed or fully
+    generalized) and any other label as missing (imputed by the encoder); every other attribute's labels
+    (categories, prefixes such as "130**", hierarchy nodes) as nominal categories."""
+    out = frame.copy()
+    tags = []
+    for tag in roles.columns:
+        if tag.name in out.columns and tag.role is not Role.class_ and tag.name in roles.attributes:
+            series = out[tag.name]
+            if tag.kind is ColumnKind.numeric and not (pd.api.types.is_numeric_dtype(series)
+                                                       or pd.api.types.is_datetime64_any_dtype(series)):
+                out[tag.name] = np.array([_midpoint(v) for v in series.to_numpy(dtype=object)], dtype=float)
+            elif tag.kind is not ColumnKind.numeric:
+                out[tag.name] = series.astype(object).where(series.notna(), None)
+                tag = tag.model_copy(update={"kind": ColumnKind.nominal, "order": None})
+        tags.append(tag)
+    return out, roles.model_copy(update={"columns": tags})
+
+
+def split_release(release, frame: pd.DataFrame, class_column: str, fraction: float, seed: int
+                  ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A release that stands for every row of ``frame`` (``Sanitizer.covers_every_row``), split as
+    :func:`split_holdout` splits ``frame``: (published rows of the training split, published rows of the held-out
+    split), by ``row_source``."""
+    _, test_positions = holdout_positions(frame, class_column, fraction, seed)
+    held = np.isin(np.asarray(release.row_source), test_positions)
+    frame = release.frame
+    return frame.loc[~held].reset_index(drop=True), frame.loc[held].reset_index(drop=True)
+
+
 def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
-                     spec: UtilitySpec, seed: int = 0) -> UtilityReport:
-    """Accuracy of the release vs the original training rows on the held-out rows, information loss, gate."""
+                     spec: UtilitySpec, seed: int = 0, test_released: pd.DataFrame | None = None) -> UtilityReport:
+    """Accuracy of the release vs the original training rows on the held-out rows, information loss, gate.
+
+    ``test_released``: the held-out rows as the release publishes them (a generalization publishes every row:
+    ``released`` is then its rows of the training split, see :func:`split_release`); the classifier trained on
+    ``released`` is tested on them, both read through :func:`decode_generalized` with an encoder fitted on the
+    release (an analyst holds only the release), while the baseline trains on the original training rows and
+    tests on the original held-out rows."""
     encoder = feature_encoder(train_original, roles)
-    acc, per_class, support = accuracy(released, test, roles, spec.classifier, encoder, seed)
     acc0, per_class0, _ = accuracy(train_original, test, roles, spec.classifier, encoder, seed)
+    if test_released is None:
+        acc, per_class, support = accuracy(released, test, roles, spec.classifier, encoder, seed)
+        shift, corr = information_loss(encoder.transform(train_original), encoder.transform(released))
+        rel_train, rel_test, rel_roles, rel_encoder = released, test, roles, encoder
+    else:
+        rel_train, rel_roles = decode_generalized(released, roles)
+        rel_test, _ = decode_generalized(test_released, roles)
+        rel_encoder = feature_encoder(rel_train, rel_roles)
+        acc, per_class, support = accuracy(rel_train, rel_test, rel_roles, spec.classifier, rel_encoder, seed)
+        numeric = [c for c in roles.attributes if roles.get(c).kind is ColumnKind.numeric]
+        num_roles = roles.model_copy(update={"columns": [roles.get(c) for c in numeric]})
+        shift, corr = information_loss(feature_encoder(train_original, num_roles).transform(train_original),
+                                       feature_encoder(train_original, num_roles).transform(rel_train)) \
+            if numeric else (0.0, 0.0)
     ratio = acc / acc0 if acc0 > 0 else None
-    shift, corr = information_loss(encoder.transform(train_original), encoder.transform(released))
     gates = []
-    delta = delta_r(train_original, released, test, roles, spec, encoder, seed, known={
-        spec.classifier: (acc, acc0)}) if spec.delta_r is not None else []
+    delta = delta_r(train_original, rel_train, test, roles, spec, encoder, seed, known={
+        spec.classifier: (acc, acc0)}, released_view=(rel_test, rel_roles, rel_encoder)) \
+        if spec.delta_r is not None else []
     if spec.delta_r is not None:
         worst = min(delta, key=lambda d: d.value)
         gates.append(GateResult(
@@ -133,7 +213,7 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
         )
     return UtilityReport(
         classifier=spec.classifier,
-        train_rows=len(released),
+        train_rows=len(rel_train),
         test_rows=len(test),
         accuracy=acc,
         accuracy_original=acc0,
@@ -152,18 +232,21 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
 
 def delta_r(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
             spec: UtilitySpec, encoder: TableEncoder, seed: int = 0,
-            known: dict[str, tuple[float, float]] | None = None) -> list[DeltaR]:
+            known: dict[str, tuple[float, float]] | None = None,
+            released_view: tuple[pd.DataFrame, Roles, TableEncoder] | None = None) -> list[DeltaR]:
     """Paper 004's criterion ΔR = R_p - (1 - epsilon) R_o for each classifier of ``spec.delta_r`` (section 3.1):
     R_p trained on the release, R_o on the original training rows, both tested on the held-out rows.
-    ``known`` holds (R_p, R_o) already measured for a classifier."""
+    ``known`` holds (R_p, R_o) already measured for a classifier; ``released_view`` (held-out rows, roles,
+    encoder) is how the release is read when it is generalized (see :func:`evaluate_utility`)."""
     assert spec.delta_r is not None
     keep = 1.0 - spec.delta_r.epsilon
+    view_test, view_roles, view_encoder = released_view or (test, roles, encoder)
     out = []
     for name in dict.fromkeys(spec.delta_r.classifiers):
         if known and name in known:
             r_p, r_o = known[name]
         else:
-            r_p = accuracy(released, test, roles, name, encoder, seed)[0]
+            r_p = accuracy(released, view_test, view_roles, name, view_encoder, seed)[0]
             r_o = accuracy(train_original, test, roles, name, encoder, seed)[0]
         out.append(DeltaR(classifier=name, accuracy=r_p, accuracy_original=r_o, value=r_p - keep * r_o))
     return out

@@ -70,3 +70,36 @@ def test_no_delta_r_section_means_no_delta_r_gate():
 def test_delta_r_settings_are_checked(bad):
     with pytest.raises(ValidationError):
         DeltaRSpec(**bad)
+
+
+def test_generalized_values_are_read_by_midpoint_and_star_as_missing():
+    from ppdp.tasks.utility import decode_generalized
+
+    frame, roles = _data(6)
+    frame["a"] = ["[40-50)", "[23-31]", "*", "7", None, "(0-10]"]
+    frame["label"] = ["yes", "no", "yes", "no", "yes", "no"]
+    decoded, view = decode_generalized(frame, roles)
+    assert decoded["a"].tolist()[:2] == [45.0, 27.0] and decoded["a"].tolist()[3] == 7.0
+    assert np.isnan(decoded["a"].tolist()[2]) and np.isnan(decoded["a"].tolist()[4])
+    assert decoded["a"].tolist()[5] == 5.0
+    assert view.get("a").kind is ColumnKind.numeric and decoded["b"].equals(frame["b"])
+
+
+def test_utility_of_a_recoded_release_trains_and_tests_on_the_same_recoding():
+    frame, roles = _data(600, seed=5)
+    frame["label"] = np.where(frame["a"] > 0, "yes", "no")  # a alone decides the class
+    train, test = split_holdout(frame, "label", 0.2, seed=5)
+
+    def recode(f):  # intervals of width 0.5 on a, b dropped to '*'
+        out = f.copy()
+        lo = np.floor(out["a"] / 0.5) * 0.5
+        out["a"] = [f"[{x:g}-{x + 0.5:g})" for x in lo]
+        out["b"] = "*"
+        return out
+
+    spec = UtilitySpec(min_accuracy_ratio=0.8)
+    report = evaluate_utility(train, recode(train), test, roles, spec, seed=5, test_released=recode(test))
+    assert report.accuracy > 0.95 and report.passed  # intervals cut at 0 keep the whole class
+    blind = evaluate_utility(train, recode(train).assign(a="*"), test, roles, spec, seed=5,
+                             test_released=recode(test).assign(a="*"))
+    assert blind.accuracy < report.accuracy and not blind.passed  # nothing left to learn from

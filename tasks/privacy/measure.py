@@ -231,7 +231,8 @@ def _perturbation(original: pd.DataFrame, release: Release, roles: Roles) -> Per
     if keep.size == 0:
         return None
     cols = [c for c in roles.attributes if c in release.frame.columns and roles.get(c).kind is ColumnKind.numeric
-            and pd.api.types.is_numeric_dtype(original[c])]
+            and pd.api.types.is_numeric_dtype(original[c])
+            and pd.api.types.is_numeric_dtype(release.frame[c])]  # generalized columns publish labels: no VD
     if not cols:
         return None
     a = original[cols].to_numpy(dtype=float)[source[keep]]

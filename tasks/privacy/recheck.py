@@ -140,9 +140,12 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
         raise InputError(f"original {original}: column '{missing[0]}' of the release's input is not in it")
     drop = [*roles.identifiers, *(name for name in roles.dropped if name not in roles.identifiers)]
     protected = frame.drop(columns=[c for c in drop if c in frame.columns])
-    protected, _ = rare.merge_rare_categories(protected, roles, spec.rare_k)
-    train, _ = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
     cls = method_class(manifest.method.name)
+    skip = roles.quasi_identifiers if cls.generalizes else ()
+    protected, _ = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
+    train, _ = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    if cls.covers_every_row:  # a recoding (generalization) published every input row
+        train = protected.reset_index(drop=True)
     params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
     release = cls(**params).sanitize(train, roles)
     compare = [c for c in published.columns if c in release.frame.columns]

@@ -91,6 +91,14 @@ class Sanitizer(BaseEstimator, ABC):
     needs_class: ClassVar[bool] = False
     randomized: ClassVar[bool] = True
     lattice_parameters: ClassVar[tuple[str, ...]] = ()  # tunable parameters whose domain is a Lattice of levels
+    generalizes: ClassVar[bool] = False
+    """The method publishes quasi-identifiers only as hierarchy labels (or intervals) shared by classes of at least
+    k records: every published quasi-identifier value then occurs at least k times, so the release's rare-value
+    rule leaves quasi-identifiers to the method (hierarchies must see the input's own values)."""
+    covers_every_row: ClassVar[bool] = False
+    """The release stands for every input row (a recoding: generalization): the flow publishes the method run on
+    every input row, and measures utility on the published table itself, training on the published rows of the
+    training split and testing on the published rows of the held-out split (recoded like the rest)."""
 
     seed: int
 
@@ -133,6 +141,12 @@ class Sanitizer(BaseEstimator, ABC):
     def suggest(self, frame: pd.DataFrame, roles: Roles, threshold: float | None) -> tuple[dict[str, Any], str]:
         """The method's own rule for its tunable parameters (the ``suggested`` strategy): (values, why)."""
         raise SpecError(f"tuning.strategy suggested: method {self.name} has no suggestion rule")
+
+    def search(self, frame: pd.DataFrame, roles: Roles) -> Any:
+        """The ``lattice`` tuning strategy: search the method's lattice on ``frame`` and return an object with
+        ``node`` (parameter value), ``checked``, ``visited``, ``total``, ``measures``, ``classes``,
+        ``suppressed_rows`` and ``seconds`` (methods with a lattice parameter override this)."""
+        raise SpecError(f"tuning.strategy lattice: method {self.name} has no lattice to search")
 
     def privacy_score(self, original: pd.DataFrame, release: Release, roles: Roles) -> float | None:
         """A method-specific privacy figure for the tuner (larger = more private), or None."""

@@ -18,10 +18,13 @@ from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.condensation:Condensation",
+    "ppdp.tasks.sanitize.generalization:Generalization",
     "ppdp.tasks.sanitize.mdav:Mdav",
+    "ppdp.tasks.sanitize.mondrian:Mondrian",
     "ppdp.tasks.sanitize.noise:Noise",
     "ppdp.tasks.sanitize.perturbation_tree:PerturbationTree",
     "ppdp.tasks.sanitize.sample_generation:SampleGeneration",
+    "ppdp.tasks.sanitize.sap:Sap",
     "ppdp.tasks.sanitize.svd:Svd",
     "ppdp.tasks.sanitize.uma:Uma",
 )
@@ -55,7 +58,7 @@ def run_method(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles) -> tuple
     groups, suppression, seconds)."""
     started = time.perf_counter()
     release = sanitizer.sanitize(frame, roles)
-    params = dict(sanitizer.get_params(deep=False))
+    params = {**sanitizer.params().model_dump(mode="json", exclude={"name"}), "seed": int(sanitizer.seed)}
     groups = None if release.group is None else int(np.unique(release.group).size)
     return release, MethodRecord(name=sanitizer.name, params=params, unit=release.unit, groups=groups,
                                  suppressed_rows=release.suppressed_rows,

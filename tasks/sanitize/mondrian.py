@@ -1,0 +1,500 @@
+"""Mondrian: multidimensional local recoding to k-anonymity by recursive median cuts (strict and relaxed).
+
+Follows LeFevre, DeWitt & Ramakrishnan, "Mondrian Multidimensional k-Anonymity" (ICDE 2006): strict and relaxed
+multidimensional partitioning (strict: the regions of the partitions do not overlap; relaxed: they may), and the
+greedy top-down algorithm ``Anonymize(partition)``: choose the dimension with the widest normalized range, cut the
+partition at the median of that dimension, recurse while an allowable cut exists ("allowable" = each side holds
+at least k records). Categorical attributes with a generalization hierarchy are cut into the children of the
+current hierarchy node ("hierarchical" Mondrian), so that a partition publishes a label of the hierarchy. The
+paper's text was not on this machine: the section-level details (which side ties go to, how relaxed cuts treat
+hierarchies) are this module's reading, written out in :func:`mondrian_partition`.
+
+The algorithm part (:func:`mondrian_partition` over :class:`Dimension` objects) is pure NumPy and knows nothing
+of frames or roles; the sanitizer (:class:`Mondrian`, at the end) builds the dimensions from the
+quasi-identifiers and publishes each partition's values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import Field, field_validator
+
+from ppdp.schemas.base import ColumnKind
+from ppdp.schemas.hierarchy import ROOT, HierarchySpec
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.reports import Roles
+from ppdp.tasks.core.encoding import as_numbers
+from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.core.hierarchy import Hierarchy, build_hierarchy, text_of, validate_hierarchy
+from ppdp.tasks.core.labels import column_label, key_text
+from ppdp.tasks.sanitize.base import Release, Sanitizer
+
+__all__ = [
+    "Dimension",
+    "Mondrian",
+    "MondrianParams",
+    "hierarchy_dimension",
+    "mondrian_partition",
+    "numeric_dimension",
+    "partition_labels",
+]
+
+Mode = Literal["strict", "relaxed"]
+
+
+# -- dimensions ---------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class Dimension:
+    """One quasi-identifier as Mondrian sees it (build with :func:`numeric_dimension` or
+    :func:`hierarchy_dimension`).
+
+    Attributes
+    ----------
+    kind : {"range", "hierarchy"}
+        ``range``: ordered values cut at the median (numbers, dates, an ordinal column's ranks); ``hierarchy``:
+        categories cut into the children of the current hierarchy node.
+    code : ndarray of int64, shape (n,)
+        ``range``: each record's dense rank among the distinct present values (0..U-1), U for a missing value.
+        ``hierarchy``: each record's hierarchy table row, T (the number of table rows) for a missing value.
+    values : ndarray of float, shape (U,)
+        ``range``: the distinct present values, ascending (the widths are measured on them).
+    texts : ndarray of object, shape (U,) or (T + 1, height + 1)
+        ``range``: how each distinct value is published; ``hierarchy``: the hierarchy table with one more row
+        for a missing value (None below the root, ``*`` at the root).
+    nodes : ndarray of int64, shape (T + 1, height + 1)
+        ``hierarchy``: each table row's node id at each level (a missing value is a leaf of its own right under
+        the root).
+    leaves : ndarray of int64, shape (T + 1, height + 1)
+        ``hierarchy``: how many leaves (table rows, plus the missing value if any) lie under each row's node at
+        each level.
+    """
+
+    kind: Literal["range", "hierarchy"]
+    code: np.ndarray
+    values: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    texts: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    nodes: np.ndarray | None = None
+    leaves: np.ndarray | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.code)
+
+
+def numeric_dimension(values: np.ndarray, texts: np.ndarray | None = None) -> Dimension:
+    """A ``range`` dimension from numbers (NaN = missing).
+
+    Parameters
+    ----------
+    values : ndarray of float, shape (n,)
+        The records' values (numbers, dates as nanoseconds, an ordinal column's category ranks); NaN missing.
+    texts : ndarray of object, shape (n,), optional
+        How each record's value is written when published alone or as an interval end (default: the number as
+        :func:`ppdp.tasks.core.hierarchy.text_of` writes it).
+    """
+    x = np.asarray(values, dtype=np.float64)
+    present = ~np.isnan(x)
+    uniques, first, inverse = np.unique(x[present], return_index=True, return_inverse=True)
+    code = np.full(len(x), len(uniques), dtype=np.int64)
+    code[present] = inverse.reshape(-1)
+    rows = np.flatnonzero(present)[first]
+    if texts is None:
+        shown = text_of(pd.Series(uniques)).to_numpy(dtype=object)
+    else:
+        shown = np.asarray(texts, dtype=object)[rows]
+    return Dimension(kind="range", code=code, values=uniques, texts=shown)
+
+
+def hierarchy_dimension(h: Hierarchy, codes: np.ndarray) -> Dimension:
+    """A ``hierarchy`` dimension from a hierarchy and the records' table rows (-1 = missing, as
+    :meth:`Hierarchy.codes` gives them)."""
+    codes = np.asarray(codes, dtype=np.int64)
+    t, height = len(h.table), h.height
+    code = np.where(codes < 0, t, codes)
+    missing = bool((codes < 0).any())
+    nodes = np.empty((t + 1, height + 1), dtype=np.int64)
+    leaves = np.empty((t + 1, height + 1), dtype=np.int64)
+    for level in range(height + 1):
+        ids = h.level_codes(level)
+        nodes[:t, level] = ids
+        nodes[t, level] = int(ids.max()) + 1 if level < height else ids[0]
+        leaves[:t, level] = h.leaves(level)
+        leaves[t, level] = 1
+    leaves[:, height] = t + int(missing)
+    texts = np.empty((t + 1, height + 1), dtype=object)
+    texts[:t] = h.table
+    texts[t] = None
+    texts[t, height] = ROOT
+    return Dimension(kind="hierarchy", code=code, texts=texts, nodes=nodes, leaves=leaves)
+
+
+# -- the algorithm -------------------------------------------------------------------------------------
+@dataclass
+class _Cuts:
+    """One dimension's candidate cut of every active partition."""
+
+    width: np.ndarray  # normalized width per partition
+    strict: np.ndarray  # bool: an allowable strict cut exists
+    relaxed: np.ndarray  # bool: an allowable relaxed cut exists
+    side: Any  # side(selected records, relaxed per partition) -> int64 side of each selected record
+
+
+def mondrian_partition(dimensions: list[Dimension], k: int, mode: Mode = "strict") -> np.ndarray:
+    """Mondrian's greedy partitioning: every partition holds at least k records.
+
+    Parameters
+    ----------
+    dimensions : list of Dimension
+        The quasi-identifiers, all over the same n records.
+    k : int
+        Smallest partition, at least 1, at most n.
+    mode : {"strict", "relaxed"}
+        ``strict``: partitions do not overlap in value space: a range dimension is cut at the median value with
+        every record equal to the median on one side (``<= median | > median``, or ``< median | >= median``
+        when only that one leaves k records on each side; the more balanced of the two when both do); a
+        hierarchy dimension is cut into the children of the current node, allowable only if every child holds
+        k records. ``relaxed``: where a partition has no allowable strict cut, a range dimension whose
+        values are not all equal may be cut into halves in value order (records equal to the median divided
+        between the sides, floor(n/2) on the left), allowable when the partition holds 2k records; a hierarchy
+        dimension may keep the children with k records and pool the others (a pool of fewer than k joins the
+        smallest of them), allowable when that leaves two parts or more.
+
+    Returns
+    -------
+    ndarray of int64, shape (n,)
+        Dense partition labels, numbered in the order of each partition's first record.
+
+    Notes
+    -----
+    Each round cuts every partition that still has an allowable cut, on the dimension with the widest
+    normalized range among those with one (ties: the first dimension); strict cuts come first in relaxed mode
+    too, so the relaxed partition refines the strict one (it has at least as many partitions). Normalized
+    widths: a range dimension's (max - min) of the partition over (max - min) of the
+    whole table; a hierarchy dimension's number of leaves under the partition's lowest common ancestor over
+    the number of leaves of the hierarchy. A missing value is a value of its own: in a range dimension it
+    ranks above every number and a partition mixing missing and present values has width 1; in a hierarchy
+    it is a leaf right under the root.
+
+    The rounds work on all active partitions at once (sorts and segment reductions over the records), so the
+    Python loop runs once per round and dimension: about log2(n / k) rounds for range cuts.
+    """
+    if not dimensions:
+        raise ValueError("Mondrian needs at least one dimension")
+    n = dimensions[0].n
+    if any(d.n != n for d in dimensions):
+        raise ValueError("every dimension must hold the same records")
+    if k < 1 or n < k:
+        raise ValueError(f"Mondrian needs 1 <= k <= n, got k = {k} and n = {n}")
+    if mode not in ("strict", "relaxed"):
+        raise ValueError(f"unknown mode {mode!r}")
+    relaxed = mode == "relaxed"
+    part = np.zeros(n, dtype=np.int64)
+    rows = np.arange(n)
+    next_id = 1
+    while rows.size:
+        ids, c = np.unique(part[rows], return_inverse=True)
+        c = c.reshape(-1)
+        size = np.bincount(c, minlength=len(ids))
+        cuts = [_cuts(d, rows, c, size, k) for d in dimensions]
+        strict_w = np.stack([np.where(x.strict, x.width, -1.0) for x in cuts], axis=1)
+        choice = np.argmax(strict_w, axis=1)
+        ok = strict_w.max(axis=1) >= 0
+        use_relaxed = np.zeros(len(ids), dtype=bool)
+        if relaxed:
+            relaxed_w = np.stack([np.where(x.relaxed, x.width, -1.0) for x in cuts], axis=1)
+            use_relaxed = ~ok & (relaxed_w.max(axis=1) >= 0)
+            choice = np.where(use_relaxed, np.argmax(relaxed_w, axis=1), choice)
+            ok |= use_relaxed
+        split = ok[c]
+        side = np.zeros(len(rows), dtype=np.int64)
+        for j, x in enumerate(cuts):
+            sel = split & (choice[c] == j)
+            if sel.any():
+                side[sel] = x.side(sel, use_relaxed)
+        rows, c, side = rows[split], c[split], side[split]
+        if not rows.size:
+            break
+        side -= side.min()
+        _, new = np.unique(c * (int(side.max()) + 1) + side, return_inverse=True)
+        new = new.reshape(-1)
+        part[rows] = next_id + new
+        next_id += int(new.max()) + 1
+    return _first_seen(part)
+
+
+def partition_labels(dimension: Dimension, labels: np.ndarray) -> np.ndarray:
+    """The published value of each partition in one dimension (object array, one per partition 0..G-1).
+
+    ``range``: ``[min-max]`` of the partition's present values, or the value alone when min == max; ``hierarchy``:
+    the label of the lowest common ancestor of its values (``*`` at the root). A partition holding only missing
+    values publishes None (missing); one mixing missing and present values publishes ``*``.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    g = int(labels.max()) + 1 if labels.size else 0
+    size = np.bincount(labels, minlength=g)
+    if dimension.kind == "range":
+        lo, hi, _, _ = _range_stats(dimension.code, labels, size)
+        u = len(dimension.values)
+        out = np.empty(g, dtype=object)
+        texts = np.append(dimension.texts, None)
+        for i in range(g):  # one per partition: labels are short strings
+            a, b = int(lo[i]), int(hi[i])
+            if a == u:
+                out[i] = None
+            elif b == u:
+                out[i] = ROOT
+            elif a == b:
+                out[i] = texts[a]
+            else:
+                out[i] = f"[{texts[a]}-{texts[b]}]"
+        return out
+    level, first = _lca_of(dimension, dimension.code, labels, size)
+    return dimension.texts[first, level]
+
+
+# ---------------------------------------------------------------------------------------------------- internals
+
+
+def _first_seen(labels: np.ndarray) -> np.ndarray:
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(len(first))
+    return rank[inverse.reshape(-1)]
+
+
+def _starts(size: np.ndarray) -> np.ndarray:
+    return np.cumsum(size) - size
+
+
+def _range_stats(code: np.ndarray, c: np.ndarray, size: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per partition: lowest and highest rank; the records sorted by (partition, rank, record); the sort keys."""
+    top = int(code.max()) + 1 if code.size else 1
+    key = c * top + code
+    order = np.argsort(key, kind="stable")
+    starts = _starts(size)
+    lo = code[order[starts]]
+    hi = code[order[starts + size - 1]]
+    return lo, hi, order, key[order]
+
+
+def _lca_of(d: Dimension, code: np.ndarray, c: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per partition: the level of its values' lowest common ancestor and one of its records' table rows."""
+    assert d.nodes is not None
+    order = np.argsort(c, kind="stable")
+    starts = _starts(size)
+    sorted_code = code[order]
+    level = np.zeros(len(size), dtype=np.int64)
+    for lv in range(d.nodes.shape[1]):
+        ids = d.nodes[sorted_code, lv]
+        level += np.minimum.reduceat(ids, starts) != np.maximum.reduceat(ids, starts)
+    return level, sorted_code[starts]
+
+
+def _cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int) -> _Cuts:
+    return _range_cuts(d, rows, c, size, k) if d.kind == "range" else _hierarchy_cuts(d, rows, c, size, k)
+
+
+def _range_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int) -> _Cuts:
+    code = d.code[rows]
+    u = len(d.values)
+    lo, hi, order, sorted_key = _range_stats(code, c, size)
+    starts = _starts(size)
+    top = int(code.max()) + 1 if code.size else 1
+    med = code[order[starts + (size - 1) // 2]]
+    base = np.arange(len(size)) * top + med
+    le = np.searchsorted(sorted_key, base, side="right") - starts  # records <= median
+    lt = np.searchsorted(sorted_key, base, side="left") - starts  # records < median
+    ok_le = (le >= k) & (size - le >= k)
+    ok_lt = (lt >= k) & (size - lt >= k)
+    use_lt = ok_lt & (~ok_le | (np.minimum(lt, size - lt) > np.minimum(le, size - le)))
+    width = np.zeros(len(size))
+    if u:
+        span = float(d.values[-1] - d.values[0])
+        present = lo < u
+        if span > 0:
+            width[present] = (d.values[np.minimum(hi[present], u - 1)] - d.values[lo[present]]) / span
+        width[present & (hi == u)] = 1.0
+    relaxed = (size >= 2 * k) & (lo < hi)
+    position = np.empty(len(code), dtype=np.int64)
+    position[order] = np.arange(len(code)) - np.repeat(starts, size)
+
+    def side(sel: np.ndarray, use_relaxed: np.ndarray) -> np.ndarray:
+        cs = c[sel]
+        strict_side = np.where(use_lt[cs], code[sel] >= med[cs], code[sel] > med[cs])
+        return np.where(use_relaxed[cs], position[sel] >= size[cs] // 2, strict_side).astype(np.int64)
+
+    return _Cuts(width=width, strict=ok_le | ok_lt, relaxed=relaxed, side=side)
+
+
+def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int) -> _Cuts:
+    assert d.nodes is not None and d.leaves is not None
+    code = d.code[rows]
+    level, first = _lca_of(d, code, c, size)
+    width = d.leaves[first, level] / float(d.leaves[0, -1])
+    below = np.maximum(level - 1, 0)
+    child = d.nodes[code, below[c]]
+    top = int(d.nodes.max()) + 1
+    groups, inverse, count = np.unique(c * top + child, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    owner = groups // top
+    a = len(size)
+    smallest = np.full(a, np.iinfo(np.int64).max)
+    np.minimum.at(smallest, owner, count)
+    big = count >= k
+    n_big = np.bincount(owner, weights=big, minlength=a)
+    small = np.bincount(owner, weights=np.where(big, 0, count), minlength=a)
+    strict = (level >= 1) & (smallest >= k)
+    relaxed = (level >= 1) & ((n_big >= 2) | ((n_big == 1) & (small >= k)))
+    # relaxed: the smallest big child of each partition (receives a pool of fewer than k)
+    big_groups = np.flatnonzero(big)
+    by_size = big_groups[np.lexsort((big_groups, count[big_groups], owner[big_groups]))]
+    first_big = np.full(a, -1, dtype=np.int64)
+    head = np.r_[True, owner[by_size][1:] != owner[by_size][:-1]] if by_size.size else np.zeros(0, dtype=bool)
+    first_big[owner[by_size[head]]] = by_size[head]
+    pool = len(groups)  # side of a pool of k or more small children
+
+    def side(sel: np.ndarray, use_relaxed: np.ndarray) -> np.ndarray:
+        g = inverse[sel]
+        cs = c[sel]
+        joined = np.where(small[cs] >= k, pool, first_big[cs])
+        return np.where(use_relaxed[cs] & ~big[g], joined, g).astype(np.int64)
+
+    return _Cuts(width=width, strict=strict, relaxed=relaxed, side=side)
+
+
+# -- the sanitizer ---------------------------------------------------------------------------------
+class MondrianParams(MethodParams):
+    """Parameters of :class:`Mondrian` (the spec's ``method`` section with ``name: mondrian``)."""
+
+    name: Literal["mondrian"] = "mondrian"
+    k: int | None = Field(None, ge=2, description="smallest equivalence class; tuned when null")
+    mode: Literal["strict", "relaxed"] = Field(
+        "strict", description="strict: partitions do not overlap (records equal to the median stay together); "
+        "relaxed: where no strict cut is allowable, records equal to the median may be divided between the sides "
+        "(and small hierarchy children pooled), so more cuts are allowed")
+    hierarchies: dict[str, HierarchySpec] = Field(
+        default_factory=dict, description="per quasi-identifier: a generalization hierarchy (its column is cut "
+        "into hierarchy nodes and published as their labels); numeric columns without one are cut at the median "
+        "and published as intervals, other columns get the automatic hierarchy of their kind")
+
+    @field_validator("hierarchies", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return {} if value is None else value
+
+
+class Mondrian(Sanitizer):
+    """Mondrian multidimensional k-anonymity (LeFevre, DeWitt & Ramakrishnan, ICDE 2006); privacy unit
+    ``equivalence_class``.
+
+    The records are partitioned by :func:`mondrian_partition` over the quasi-identifiers, then every record's
+    quasi-identifiers are replaced by its partition's (:func:`partition_labels`), so that the records of a
+    partition share every published quasi-identifier value and each class holds at least k records:
+
+    * numeric (and date) columns without a hierarchy: cut at the median; published as the text ``[min-max]`` of
+      the partition's values, or the value alone when they are all equal (``"[23-31]"``, ``"45"``); the column
+      is text in every row, a uniform type (pandas' string dtype; dates written ``yyyy-mm-dd``);
+    * ordinal columns without a hierarchy: cut at the median rank of the declared order (or of the sorted
+      values); published ``[first-last]`` category, or the category alone;
+    * columns with a hierarchy in ``hierarchies``, and nominal columns (the automatic hierarchy of
+      :func:`ppdp.tasks.core.hierarchy.build_hierarchy`: ``prefix`` for codes, else ``flat``): cut into the
+      children of the current node; published as the label of the lowest common ancestor of the partition's
+      values (``*`` at the root).
+
+    A missing quasi-identifier value is a value of its own: a partition of missing values only publishes it
+    missing, a partition mixing missing and present values publishes ``*`` (such a partition has the widest
+    normalized range, 1, in that column, so Mondrian tends to cut the missing values off early). Sensitive
+    attributes, the class and other attributes are kept as they are (Mondrian recodes the quasi-identifiers
+    only; an "other" attribute that can link records should be declared a quasi-identifier). No cell or record
+    is suppressed.
+
+    Parameters
+    ----------
+    k : int
+        Smallest class (at least 2).
+    mode : {"strict", "relaxed"}
+        See :func:`mondrian_partition`.
+    hierarchies : dict, optional
+        Column -> :data:`ppdp.schemas.hierarchy.HierarchySpec`.
+    seed : int
+        Seed of the published row order (Mondrian itself is deterministic).
+    """
+
+    name: ClassVar[str] = "mondrian"
+    Params: ClassVar[type[MethodParams]] = MondrianParams
+    unit: ClassVar[Unit] = "equivalence_class"
+    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
+    randomized: ClassVar[bool] = False
+    generalizes: ClassVar[bool] = True
+    covers_every_row: ClassVar[bool] = True
+
+    def __init__(self, *, k: int | None = None, mode: Mode = "strict",
+                 hierarchies: Mapping[str, Any] | None = None, seed: int = 0) -> None:
+        self.k = k
+        self.mode = mode
+        self.hierarchies = hierarchies
+        self.seed = seed
+
+    def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
+        return {"k": IntRange(low=2, high=max(2, len(frame)))}
+
+    def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
+        params = self.params()
+        if self.k is None:
+            raise SpecError("mondrian: k is required (set method.k or a tuning strategy)")
+        k = int(self.k)
+        n = len(frame)
+        if n < k:
+            raise InputError(f"mondrian: {n} records cannot form a class of k={k}")
+        qis = [q for q in roles.quasi_identifiers if q in frame.columns and q not in roles.identifiers]
+        if not qis:
+            raise InputError("mondrian: no quasi-identifier to recode")
+        specs: dict[str, Any] = dict(params.hierarchies)  # type: ignore[attr-defined]
+        for name in specs:
+            if name not in frame.columns:
+                raise SpecError(f"mondrian: a hierarchy is given for column {key_text(name)}, which is not in "
+                                "the input")
+        dims = [_dimension(frame, roles, name, specs.get(name)) for name in qis]
+        labels = mondrian_partition(dims, k, params.mode)  # type: ignore[attr-defined]
+        data: dict[str, object] = {}
+        treatments: dict[str, Treatment] = {}
+        published = dict(zip(qis, dims, strict=True))
+        for name in frame.columns:
+            if name in published:
+                data[name] = partition_labels(published[name], labels)[labels]
+                treatments[name] = "generalized"
+            else:
+                data[name] = frame[name].to_numpy()
+                treatments[name] = "kept"
+        out = pd.DataFrame(data, index=pd.RangeIndex(n))
+        classes = equivalence_class_ids(out, qis)  # what a recount of the published table finds
+        return Release(frame=out, unit="equivalence_class", treatments=treatments,
+                       row_source=np.arange(n, dtype=np.int64), group=classes, input_group=classes)
+
+
+def _dimension(frame: pd.DataFrame, roles: Roles, name: str, spec: HierarchySpec | None) -> Dimension:
+    """The Mondrian dimension of one quasi-identifier (see :class:`Mondrian`)."""
+    tag = roles.get(name)
+    position = int(tag.position) + 1 if tag.position is not None else int(frame.columns.get_loc(name)) + 1
+    series = frame[name]
+    if spec is None and tag.kind is ColumnKind.numeric:
+        values = as_numbers(series)
+        bad = np.isnan(values) & series.notna().to_numpy()
+        if bad.any():
+            raise InputError(f"{column_label(position, name)}: {int(bad.sum())} row(s) hold a value that is not a "
+                             f"number (first at data row {int(np.flatnonzero(bad)[0]) + 1})")
+        return numeric_dimension(values, text_of(series).to_numpy(dtype=object))
+    h = build_hierarchy(series, spec, kind=tag.kind, column=name, position=position, order=tag.order)
+    validate_hierarchy(h, series, position)
+    codes = h.codes(series, position)
+    if spec is None and tag.kind is ColumnKind.ordinal and h.bounds is not None:
+        rank = np.where(codes >= 0, h.bounds[np.maximum(codes, 0), 0, 0], np.nan)
+        return numeric_dimension(rank, np.append(h.table[:, 0], None)[codes])
+    return hierarchy_dimension(h, codes)
