@@ -194,8 +194,14 @@ def console_print_trace(trace) -> None:
             p = "n/a" if e.privacy is None else f"{e.privacy:.4f}"
             ok = "" if e.meets_policy is None else ("pass" if e.meets_policy else "fail")
             console.print(f"  {e.value:>10g} {p:>8} {e.accuracy:>9.4f} {ok:>7} {e.seconds:>8.2f}", markup=False)
-    console.print(f"  {len(trace.evaluations)} of {trace.candidates} candidate values evaluated in "
-                  f"{trace.seconds:.1f} s", markup=False)
+    if trace.lattice is not None:
+        measures = ", ".join(f"{m} {v:.4g}" for m, v in trace.lattice.measures.items())
+        console.print(f"  {trace.lattice.checked} of {trace.lattice.total} nodes checked in {trace.seconds:.1f} s; "
+                      f"{trace.lattice.classes} classes, {trace.lattice.suppressed_rows} records suppressed; "
+                      f"{measures}", markup=False)
+    else:
+        console.print(f"  {len(trace.evaluations)} of {trace.candidates} candidate values evaluated in "
+                      f"{trace.seconds:.1f} s", markup=False)
 
 
 def _names(text: str | None) -> list[str]:

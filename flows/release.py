@@ -207,7 +207,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
             accuracy_original=util.accuracy_original, claims=privacy.claims,
-            tuning_rule=trace.rule, tuned=None if trace.parameter is None else f"{trace.parameter}={trace.chosen}",
+            tuning_rule=trace.rule, tuned=None if trace.parameter is None else
+            f"{trace.parameter}={trace.chosen if trace.lattice is None else dict(trace.lattice.node)}",
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},
         )

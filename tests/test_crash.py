@@ -241,6 +241,7 @@ def cli_kills(site, tmp_path, points: list[str]) -> Path:
     return root
 
 
+@pytest.mark.slow  # a real `ppdp run` process with its own Prefect server, killed (about 10 s); .ci/run runs it
 def test_ppdp_run_killed_just_before_the_rename(site, tmp_path):
     """(Just after the rename: the orphan-server test below, with Prefect's own temporary server.)"""
     root = cli_kills(site, tmp_path, ["pending-appended"])
@@ -485,6 +486,7 @@ def _gone_within(pids: set[int], home: Path, seconds: float) -> set[int]:
         time.sleep(0.1)
 
 
+@pytest.mark.slow  # a real `ppdp run` process with its own Prefect server, killed (about 17 s); .ci/run runs it
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux only")
 def test_ppdp_run_killed_just_after_the_rename_leaves_no_prefect_server(site, tmp_path):
     """The real CLI with its own temporary Prefect server (no PREFECT_API_URL), killed just after the rename:

@@ -377,3 +377,27 @@ def test_arx_adult_other_settings_match_arx(params, sensitive, loss, classes):
     found = Generalization(**params, hierarchies=hierarchies).search(frame, roles["sensitive" if sensitive
                                                                                  else "class"])
     assert round(found.measures["loss"], 4) == loss and found.classes == classes
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000), n=st.integers(20, 120), k=st.integers(2, 5))
+def test_local_suppression_holds_k_with_no_more_cells_than_record_suppression(seed, n, k):
+    frame, roles = census(n, seed)
+    base = Generalization(k=k, suppression_limit=0.5, hierarchies=ZIP)
+    try:
+        records = base.sanitize(frame, roles)
+    except ReleaseRejected:
+        return  # no node within the limit: nothing to compare
+    cells = base.with_params(suppression="cells").sanitize(frame, roles)
+    ids = equivalence_class_ids(cells.frame, QIS)
+    assert np.bincount(ids).min() >= k  # '*' cells are a value of their own on recount
+    assert sum(cells.suppressed_cells.values()) <= sum(records.suppressed_cells.values())
+    assert len(cells.frame) == len(frame)
+    unchanged = [c for c in frame.columns if c not in QIS]
+    pd.testing.assert_frame_equal(cells.frame[unchanged], records.frame[unchanged])
+
+
+def test_local_suppression_supports_k_only():
+    frame, roles = census(60, 3)
+    with pytest.raises(SpecError, match="cells supports k alone"):
+        Generalization(k=3, l=2, suppression="cells", suppression_limit=0.5, hierarchies=ZIP).sanitize(frame, roles)

@@ -178,3 +178,16 @@ def test_sap_release_publishes_and_revalidates(workspace, scenario):
     assert data[column].isna().sum() == suppressed[column]
     ok = ppdp("validate", "--release", folder, "--original", workspace.data)
     assert ok.exit_code == 0, ok.output
+
+
+def test_local_suppression_publishes_fewer_suppressed_cells_than_record_suppression(workspace):
+    common = dict(columns=columns(), privacy={"k": 5}, tuning={"strategy": "lattice"})
+    records, _ = publish(workspace, "records", method=generalization(suppression_limit=0.1), **common)
+    cells, _ = publish(workspace, "cells", method=generalization(suppression_limit=0.1, suppression="cells"),
+                       **common)
+    by_records, by_cells = load_manifest(records), load_manifest(cells)
+    assert by_cells.method.params["levels"] == by_records.method.params["levels"]  # the same node
+    assert 0 < sum(by_cells.method.suppressed_cells.values()) <= sum(by_records.method.suppressed_cells.values())
+    data = pd.read_parquet(cells / "data.parquet")
+    assert recount(data, QIS).min() >= 5
+    assert ppdp("validate", "--release", cells).exit_code == 0

@@ -58,8 +58,10 @@ from ppdp.schemas.hierarchy import ROOT, HierarchySpec
 from ppdp.schemas.methods import Domain, Lattice, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
+from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import Hierarchy, hierarchies_for
 from ppdp.tasks.core.labels import key_text
+from ppdp.tasks.core.suppression import local_suppression
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 __all__ = [
@@ -924,6 +926,10 @@ class GeneralizationParams(MethodParams):
         None, description="column -> hierarchy; quasi-identifiers without one get automatic hierarchies")
     levels: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
         None, description="the node: a level per quasi-identifier; null: searched (the lattice strategy)")
+    suppression: Literal["records", "cells"] = Field(
+        "records", description="records: a failing record is published with every quasi-identifier '*' (ARX's "
+                               "record suppression); cells: at the chosen node, local suppression sets as few "
+                               "cells as a greedy can to '*' until every class holds k records (k only)")
 
 
 class Generalization(Sanitizer):
@@ -956,6 +962,12 @@ class Generalization(Sanitizer):
         Column -> :data:`ppdp.schemas.hierarchy.HierarchySpec`; other quasi-identifiers get automatic ones.
     levels : dict, optional
         Quasi-identifier -> level.
+    suppression : {"records", "cells"}
+        How the records of failing classes are treated at the chosen node: ``records`` publishes them with every
+        quasi-identifier ``*``; ``cells`` runs :func:`ppdp.tasks.core.suppression.local_suppression` instead,
+        which suppresses single cells (fewer than record suppression takes: never more) until every class,
+        ``*`` cells being a value, holds at least k records. The node is chosen as with record suppression (the
+        limit bounds the records suppressed there), and its measures describe that node; only k is supported.
     seed : int
         Seed of the published row order (the method itself is deterministic).
     """
@@ -971,7 +983,8 @@ class Generalization(Sanitizer):
 
     def __init__(self, *, k: int | None = None, l: int | None = None, t: float | None = None,  # noqa: E741
                  suppression_limit: float = 0.0, measure: str = "loss", hierarchies: dict | None = None,
-                 levels: dict[str, int] | None = None, seed: int = 0) -> None:
+                 levels: dict[str, int] | None = None, suppression: Literal["records", "cells"] = "records",
+                 seed: int = 0) -> None:
         self.k = k
         self.l = l
         self.t = t
@@ -979,6 +992,7 @@ class Generalization(Sanitizer):
         self.measure = measure
         self.hierarchies = hierarchies
         self.levels = levels
+        self.suppression = suppression
         self.seed = seed
 
     # -- setup ------------------------------------------------------------------------------------------------
@@ -1092,6 +1106,8 @@ class Generalization(Sanitizer):
             raise ReleaseRejected(f"generalization: the node given in levels does not meet {self._gates(params)} "
                                   f"with at most {params.suppression_limit:.0%} of the records suppressed",
                                   failed_gates=[g for g in ("k", "l", "t") if getattr(params, g) is not None])
+        if params.suppression == "cells":
+            return self._local(frame, params, qis, hierarchies, codes, node)
         record_class = ev.row_class[problem.inverse]
         pool = ev.suppressed[record_class]
         for donor, count in ev.partial:
@@ -1106,6 +1122,33 @@ class Generalization(Sanitizer):
         return Release(frame=out, unit="equivalence_class", treatments=treatments,
                        row_source=np.arange(len(frame), dtype=np.int64), group=group, input_group=group.copy(),
                        suppressed_cells={q: s for q in qis} if s else {}, suppressed_rows=0)
+
+    def _local(self, frame: pd.DataFrame, params: GeneralizationParams, qis: list[str], hierarchies: list[Hierarchy],
+               codes: list[np.ndarray], node: tuple[int, ...]) -> Release:
+        """The node's labels with local (cell) suppression instead of record suppression (k only)."""
+        if params.k is None or params.l is not None or params.t is not None:
+            raise SpecError("generalization: suppression: cells supports k alone (set suppression: records for l "
+                            "or t)")
+        columns, star = [], []
+        for h, c, level in zip(hierarchies, codes, node, strict=True):
+            top = level == h.height and len(h.table) > 0  # every cell, missing ones too, is published '*'
+            ids = np.where(c >= 0, h.level_codes(level)[np.maximum(c, 0)], int(h.level_codes(level)[0]) if top else -1)
+            columns.append(ids)
+            star.append(int(h.level_codes(level)[0]) if top else None)
+        found = local_suppression(np.column_stack(columns), int(params.k), star=star)
+        assert found is not None  # no cell budget given
+        out = frame.copy()
+        treatments: dict[str, Treatment] = {c: "kept" for c in frame.columns}
+        cells: dict[str, int] = {}
+        for j, (q, h, c, level) in enumerate(zip(qis, hierarchies, codes, node, strict=True)):
+            out[q] = _publish(h, c, level, found.mask[:, j])
+            treatments[q] = "generalized"
+            if int(found.mask[:, j].sum()):
+                cells[q] = int(found.mask[:, j].sum())
+        group = equivalence_class_ids(out, qis)
+        return Release(frame=out, unit="equivalence_class", treatments=treatments,
+                       row_source=np.arange(len(frame), dtype=np.int64), group=group, input_group=group.copy(),
+                       suppressed_cells=cells, suppressed_rows=0)
 
 
 def _publish(h: Hierarchy, codes: np.ndarray, level: int, pool: np.ndarray) -> np.ndarray:
