@@ -27,6 +27,11 @@ from ppdp.schemas.base import StrictModel
 ROOT = "*"
 """The label of every hierarchy's last level: the whole domain."""
 
+MAX_SETTING = 10_000
+"""Upper bound of every numeric hierarchy setting (``bins``, ``fanout``, ``step``). Labels are read by people, and
+an interval hierarchy's time and memory grow with ``bins`` (10^7 bins took 12 s and 3 GB); at 10,000 bins a column
+of 100,000 distinct values builds in about the time it takes at 16 (3 s)."""
+
 
 class FileHierarchy(StrictModel):
     """An ARX hierarchy CSV: ``;``-separated, no header, one row per value: ``value;level1;...;*``.
@@ -51,8 +56,9 @@ class IntervalHierarchy(StrictModel):
 
     type: Literal["intervals"] = "intervals"
     binning: Literal["equal_width", "quantile"] = "equal_width"
-    bins: int = Field(16, ge=2, description="about how many intervals the finest level (level 1) has")
-    fanout: int = Field(2, ge=2, description="intervals merged into one at each further level")
+    bins: int = Field(16, ge=2, le=MAX_SETTING, description="about how many intervals the finest level (level 1) "
+                                                             "has")
+    fanout: int = Field(2, ge=2, le=MAX_SETTING, description="intervals merged into one at each further level")
 
 
 class DateHierarchy(StrictModel):
@@ -67,7 +73,7 @@ class PrefixHierarchy(StrictModel):
     longest value sets the number of levels; a shorter value is fully masked earlier and stays so)."""
 
     type: Literal["prefix"] = "prefix"
-    step: int = Field(1, ge=1, description="characters masked at each level")
+    step: int = Field(1, ge=1, le=MAX_SETTING, description="characters masked at each level")
 
 
 class FlatHierarchy(StrictModel):
@@ -106,6 +112,7 @@ HierarchySpec = Annotated[
 """One column's hierarchy, chosen by its ``type`` key."""
 
 __all__ = [
+    "MAX_SETTING",
     "ROOT",
     "DateHierarchy",
     "FileHierarchy",

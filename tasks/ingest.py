@@ -31,6 +31,7 @@ from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ExpectationOutcome, IngestReport
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks import tag
+from ppdp.tasks.core.encoding import MAX_MAGNITUDE  # one bound for ingest and the sanitizers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import column_label, guess_separator, key_path, looks_like_data
 
@@ -40,11 +41,6 @@ if TYPE_CHECKING:
 NUMERIC_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 # a text column whose non-missing values parse as numbers at least this often is a number column with stray text
 NUMERIC_INTENT = 0.95
-MAX_MAGNITUDE = 1e100
-"""Largest magnitude of a number read. The numeric steps sum squares of differences (standard deviations,
-covariances, distances): with |x| <= 1e100 a squared difference is at most 4e200 and a sum of them over any
-table stays far below float64's 1.8e308; a value near 1e308 overflows to inf at the first square, and a table
-with values near 1e154 already does at the sum."""
 
 
 def file_sha256(path: Path) -> str:

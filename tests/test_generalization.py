@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import ppdp.tasks.sanitize.generalization as gmod
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.hierarchy import FileHierarchy, PrefixHierarchy
 from ppdp.schemas.methods import Lattice
@@ -401,3 +402,82 @@ def test_local_suppression_supports_k_only():
     frame, roles = census(60, 3)
     with pytest.raises(SpecError, match="cells supports k alone"):
         Generalization(k=3, l=2, suppression="cells", suppression_limit=0.5, hierarchies=ZIP).sanitize(frame, roles)
+
+
+# -- hostile-input review (F4, F6, F15, F21) --------------------------------------------------------------------
+def qi_roles(**kinds: ColumnKind) -> Roles:
+    return Roles(columns=[ColumnTag(name=c, role=Role.quasi_identifier, kind=kind, source="declared", reason="test")
+                          for c, kind in kinds.items()])
+
+
+def test_known_failing_tags_are_the_specializations_of_failed_nodes_and_all_fail():
+    # the search tags every specialization of a node whose failing classes hold more than the limit; the tags must
+    # be exactly that down-set, and each tagged node must fail the certificate when grouped on its own
+    rng = np.random.default_rng(11)
+    hierarchies = [random_hierarchy(rng, f"q{j}", int(rng.integers(3, 7))) for j in range(4)]
+    codes = [rng.integers(0, len(h.table), 200) for h in hierarchies]
+    problem = prepare(codes, hierarchies, k=6, suppression_limit=0.03)
+    search = gmod._Search(problem, "loss", len(lattice_grid(problem.heights)))
+    search.run()
+    grid = search.grid
+    failed = grid[search.failed_mask]
+    assert failed.size, "the case must exercise the certificate"
+    down = np.array([bool(np.any(np.all(node <= failed, axis=1))) for node in grid])
+    assert (search.known_failing == down).all()
+    for idx in np.flatnonzero(search.known_failing):
+        assert evaluate_node(problem, tuple(grid[idx].tolist())).failing_rows > problem.max_suppressed
+
+
+def test_a_lattice_too_large_to_search_is_refused_up_front_naming_its_size():
+    # 18 binary quasi-identifiers: 262,144 nodes. Every record twice, so the bottom node passes at once: only the
+    # bound refuses it (the search itself would stop after one node)
+    rng = np.random.default_rng(0)
+    half = pd.DataFrame({f"q{j}": rng.choice(["a", "b"], 20) for j in range(18)})
+    frame = pd.concat([half, half], ignore_index=True)
+    roles = qi_roles(**{c: ColumnKind.nominal for c in frame.columns})
+    for run in (lambda g: g.search(frame, roles), lambda g: g.sanitize(frame, roles)):
+        with pytest.raises(PpdpError) as err:
+            run(Generalization(k=2))
+        message = str(err.value)
+        assert "262,144 nodes" in message and "fewer quasi-identifiers" in message and "\n" not in message
+    assert gmod.MAX_NODES < 262_144
+    # a node given in levels needs no search: still published
+    out = Generalization(k=2, levels={c: 0 for c in frame.columns}).sanitize(frame, roles)
+    assert np.bincount(equivalence_class_ids(out.frame, list(frame.columns))).min() >= 2
+
+
+@pytest.mark.parametrize("column", [
+    pd.Series([np.nan] * 6),
+    pd.Series(pd.to_datetime([pd.NaT] * 6)),
+])
+def test_local_suppression_with_an_entirely_missing_quasi_identifier(column):
+    frame = pd.DataFrame({"age": column, "city": list("aabbcc")})
+    roles = qi_roles(age=ColumnKind.numeric, city=ColumnKind.nominal)
+    for suppression in ("cells", "records"):
+        out = Generalization(k=2, suppression=suppression).sanitize(frame, roles)
+        assert len(out.frame) == 6
+        assert np.bincount(equivalence_class_ids(out.frame, ["age", "city"])).min() >= 2
+        assert out.frame["age"].isna().all() or (out.frame["age"] == "*").all()
+
+
+def test_an_empty_string_is_a_value_of_automatic_hierarchies():
+    frame = pd.DataFrame({"city": pd.array(["", "a", "", "a"], dtype="string"), "age": [1, 1, 2, 2]})
+    roles = qi_roles(city=ColumnKind.nominal, age=ColumnKind.numeric)
+    out = Generalization(k=2).sanitize(frame, roles)
+    assert np.bincount(equivalence_class_ids(out.frame, ["city", "age"])).min() >= 2
+    found = Generalization(k=2).search(frame, roles)
+    assert found.node["city"] == 0 and found.suppressed_rows == 0  # '' and 'a' each hold 2 records
+    assert sorted(out.frame["city"].tolist()) == ["", "", "a", "a"]
+
+
+@pytest.mark.parametrize("params", [
+    dict(levels={"123-45-6789": -1}),
+    dict(hierarchies={"123-45-6789": {"type": "flat", "extra": 1}}),
+    dict(hierarchies={"city": {"type": "123-45-6789"}}),
+])
+def test_parameter_errors_never_echo_a_data_like_key(params):
+    frame = pd.DataFrame({"city": list("aabb")})
+    with pytest.raises(SpecError) as err:
+        Generalization(k=2, **params).sanitize(frame, qi_roles(city=ColumnKind.nominal))
+    message = str(err.value)
+    assert "123-45-6789" not in message and "generalization: parameter" in message and "\n" not in message

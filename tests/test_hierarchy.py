@@ -489,3 +489,50 @@ def test_tree_properties(tree: dict) -> None:
     for level in range(h.height + 1):
         ids = h.level_codes(level)
         assert (h.leaves(level) == np.bincount(ids)[ids]).all()
+
+
+# -- hostile-input review (F9, F15, F20) ------------------------------------------------------------------------
+def test_a_tree_list_holding_a_mapping_is_one_spec_error_naming_the_column() -> None:
+    for tree in ({"*": [{CANARY: None}, "b"]}, {"*": {"A": [["x", CANARY]]}}, {"*": [None, "b"]}):
+        with pytest.raises(SpecError) as err:
+            build_hierarchy(pd.Series(["b"]), TreeHierarchy(tree=tree), kind=ColumnKind.nominal, column="city",
+                            position=2)
+        message = str(err.value)
+        assert "column 2 ('city')" in message and "depth" in message and "\n" not in message
+        assert CANARY not in message
+
+
+@pytest.mark.parametrize("kind", [ColumnKind.nominal, ColumnKind.ordinal])
+def test_an_empty_string_is_a_value_of_automatic_hierarchies(kind: ColumnKind) -> None:
+    s = pd.Series(pd.array(["", "a", None, "", "b"], dtype="string"))
+    h = build_hierarchy(s, None, kind=kind, column="city")
+    validate_hierarchy(h, s, position=1)
+    assert "" in set(h.table[:, 0])
+    assert_roundtrip(h, s)
+    assert_coarsening(h)
+    assert list(h.codes(s) >= 0) == [True, True, False, True, True]
+    flat = build_hierarchy(s, FlatHierarchy(), kind=ColumnKind.nominal, column="city")
+    assert sorted(map(tuple, flat.table)) == [("", "*"), ("a", "*"), ("b", "*")]
+    prefix = build_hierarchy(pd.Series(["", "12", "13"]), PrefixHierarchy(), kind=ColumnKind.nominal, column="c")
+    assert_coarsening(prefix)
+    validate_hierarchy(prefix, pd.Series(["", "12", "13"]))
+
+
+def test_a_file_hierarchy_still_refuses_an_empty_field(tmp_path: Path) -> None:
+    write(tmp_path / "h.csv", ["a;A;*", ";A;*"])  # an empty value in an ARX file: a ragged or broken row
+    with pytest.raises(SpecError, match="row 2 has an empty label at level 0"):
+        build_hierarchy(pd.Series(["a"]), FileHierarchy(file=tmp_path / "h.csv"), kind=ColumnKind.nominal,
+                        column="c")
+
+
+@pytest.mark.parametrize("bad", [
+    {"type": "intervals", "bins": 10_001},
+    {"type": "intervals", "bins": 10**7},
+    {"type": "intervals", "fanout": 10_001},
+    {"type": "prefix", "step": 10_001},
+])
+def test_hierarchy_settings_are_bounded(bad: dict) -> None:
+    with pytest.raises(ValidationError, match="less than or equal to 10000"):
+        spec(bad)
+    ok = {**bad, **{key: 10_000 for key in bad if key != "type"}}
+    spec(ok)

@@ -366,3 +366,25 @@ def test_bad_inputs_fail_with_one_clear_line():
     assert "Zq9" not in str(err.value) and "column" in str(err.value) and "\n" not in str(err.value)
     with pytest.raises(ValueError):
         mondrian_partition([], 2)
+
+
+# -- hostile-input review (F7, F15) -----------------------------------------------------------------------------
+def test_an_entirely_missing_nominal_quasi_identifier_is_published_missing():
+    frame = pd.DataFrame({"age": [1, 2, 3, 4], "city": [None] * 4})
+    roles = Roles(columns=[tag("age", Role.quasi_identifier, ColumnKind.numeric),
+                           tag("city", Role.quasi_identifier, ColumnKind.nominal)])
+    for mode in ("strict", "relaxed"):
+        out = Mondrian(k=2, mode=mode).sanitize(frame, roles)
+        assert out.frame["city"].isna().all()
+        assert sorted(out.frame["age"]) == ["[1-2]", "[1-2]", "[3-4]", "[3-4]"]
+        assert np.bincount(equivalence_class_ids(out.frame, ["age", "city"])).min() >= 2
+
+
+def test_an_empty_string_is_a_value_of_its_own():
+    frame = pd.DataFrame({"city": pd.array(["", "a", "", "a"], dtype="string"), "age": [1, 1, 2, 2]})
+    roles = Roles(columns=[tag("city", Role.quasi_identifier, ColumnKind.nominal),
+                           tag("age", Role.quasi_identifier, ColumnKind.numeric)])
+    out = Mondrian(k=2).sanitize(frame, roles)
+    src = aligned(frame, out)
+    assert (out.frame["city"].to_numpy() == src["city"].to_numpy()).all()  # cut on city: '' | 'a', kept as is
+    assert np.bincount(equivalence_class_ids(out.frame, ["city", "age"])).min() >= 2

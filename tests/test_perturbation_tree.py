@@ -358,12 +358,73 @@ def test_nominal_attributes_are_not_split_on_and_ordinal_ones_by_rank():
     assert ((same > 0).sum(axis=1) == 1).all() and ((same > 0).sum(axis=0) == 1).all()
 
 
-def test_missing_confidential_values_get_their_groups_mean():
+def test_missing_confidential_values_stay_missing_and_the_others_get_the_mean_of_the_present_ones():
     frame, roles = table_4_1()
     frame["Income"] = frame["Income"].astype(float)
-    frame.loc[4, "Income"] = np.nan  # the leaf {#5, #7, #9} publishes the mean of 57 and 62
+    frame.loc[4, "Income"] = np.nan  # the leaf {#5, #7, #9}: #7 and #9 publish the mean of 57 and 62, #5 stays missing
     out = PerturbationTree(leaf_size=3, k=2, seed=0).sanitize(frame, roles)
-    assert in_input_order(out, "Income")[[4, 6, 8]].tolist() == [59.5] * 3
+    published = in_input_order(out, "Income").astype(float)
+    assert math.isnan(published[4]) and published[[6, 8]].tolist() == [59.5, 59.5]
+    assert out.suppressed_cells == {}
+
+
+@pytest.mark.parametrize("aggregation", ["mean", "microaggregation"])
+def test_a_group_with_fewer_than_k_present_values_publishes_the_column_missing(aggregation):
+    # hostile-input review F1: the group {0, 1} holds one present wage; its "mean" was record 0's own wage,
+    # published on both rows. With leaf_size 2 the leaves are {0, 1} and {2, 3}; with leaf_size 4 there is one
+    # leaf and MDAV (g = 2, the missing wage imputed by the median 7000 for distances) groups {0, 1} and {2, 3}
+    frame = pd.DataFrame({"age": [20, 21, 50, 51], "wage": [1000.0, np.nan, 7000.0, 9000.0]})
+    roles = Roles(columns=[tag("age", Role.quasi_identifier), tag("wage", Role.sensitive)])
+    leaf_size = 2 if aggregation == "mean" else 4
+    out = PerturbationTree(leaf_size=leaf_size, k=2, aggregation=aggregation).sanitize(frame, roles)
+    published = in_input_order(out, "wage").astype(float)
+    assert np.isnan(published[[0, 1]]).all()  # never record 0's own 1000
+    assert published[[2, 3]].tolist() == [8000.0, 8000.0]
+    assert out.suppressed_cells == {"wage": 1}  # record 0's present cell; record 1's was missing already
+
+
+def check_present_means(frame: pd.DataFrame, out, columns: list[str], smallest: int) -> None:
+    """Every published non-missing confidential value is the mean of at least ``smallest`` present input values
+    of its group; a missing input cell is published missing; suppressed_cells counts the present input cells
+    published missing."""
+    group = out.frame[GROUP_COLUMN].to_numpy()
+    source = frame.reset_index(drop=True).iloc[out.row_source].reset_index(drop=True)
+    for column in columns:
+        original = source[column].to_numpy(dtype=float)
+        published = out.frame[column].to_numpy(dtype=float)
+        assert np.isnan(published[np.isnan(original)]).all()
+        suppressed = 0
+        for g in np.unique(group):
+            rows = group == g
+            present = rows & ~np.isnan(original)
+            if present.sum() >= smallest:
+                assert np.allclose(published[present], original[present].mean(), rtol=1e-12, atol=0)
+            else:
+                assert np.isnan(published[rows]).all()
+                suppressed += int(present.sum())
+        assert out.suppressed_cells.get(column, 0) == suppressed
+        shown = ~np.isnan(published)
+        for g in np.unique(group[shown]):  # the brief's property, stated directly
+            assert (~np.isnan(original[group == g])).sum() >= smallest
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(4, 80), seed=st.integers(0, 10_000), leaf_size=st.integers(2, 10), k=st.integers(2, 4),
+       group_size=st.integers(2, 3), micro=st.booleans(), share=st.sampled_from([0.1, 0.3, 0.6, 1.0]))
+def test_property_published_values_are_means_of_at_least_k_present_values(n, seed, leaf_size, k, group_size, micro,
+                                                                          share):
+    frame, roles = mixed_frame(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    frame["income"] = frame["income"].astype(float)
+    for column in ("income", "debt"):
+        frame.loc[rng.random(n) < share, column] = np.nan
+    sanitizer = PerturbationTree(leaf_size=leaf_size, k=k, group_size=group_size, seed=seed,
+                                 aggregation="microaggregation" if micro else "mean")
+    smallest = sanitizer.smallest_group()
+    if n < smallest:
+        return
+    out = sanitizer.sanitize(frame, roles)
+    check_present_means(frame, out, ["income", "debt"], smallest)
 
 
 def test_the_method_is_registered_with_its_model():
@@ -429,3 +490,27 @@ def test_pure_functions_refuse_bad_arguments():
         tree_leaves(np.array([[math.nan]]), 2)
     with pytest.raises(ValueError):
         aggregation_groups(np.zeros((3, 1)), np.zeros(3), "median")
+
+
+def test_an_ordinal_value_outside_its_declared_order_is_an_input_error_naming_the_column():
+    # hostile-input review F10: was a ValueError from the encoder
+    frame = pd.DataFrame({"edu": ["lo", "hi", CANARY, "lo"], "w": [1.0, 2, 3, 4]})
+    roles = Roles(columns=[tag("edu", Role.quasi_identifier, ColumnKind.ordinal, order=["lo", "hi"]),
+                           tag("w", Role.sensitive)])
+    with pytest.raises(InputError) as info:
+        PerturbationTree(leaf_size=2, k=2).sanitize(frame, roles)
+    assert str(info.value) == "column 'edu': 1 value(s) not in its declared order"
+    assert CANARY not in str(info.value)
+
+
+@pytest.mark.parametrize("column", ["age", "wage"])  # a splitting attribute, a confidential one
+@pytest.mark.parametrize("value", [math.inf, -math.inf, 8e307, -1e101])
+def test_infinite_or_huge_values_are_an_input_error_naming_the_column(column, value):
+    # hostile-input review F11: a ValueError from the tree, or inf / 4e307 published
+    frame = pd.DataFrame({"age": [20.0, 21, 50, 51], "wage": [1000.0, 2000, 7000, 9000]})
+    frame.loc[2, column] = value
+    roles = Roles(columns=[tag("age", Role.quasi_identifier), tag("wage", Role.sensitive)])
+    with pytest.raises(InputError) as info:
+        PerturbationTree(leaf_size=2, k=2).sanitize(frame, roles)
+    assert str(info.value) == (f"perturbation_tree: column '{column}' holds infinite or too large values "
+                               "(beyond ±1e+100)")

@@ -230,3 +230,42 @@ def test_random_small_frames_publish_valid_rows_or_refuse(n, seed, numeric, cats
         if integer:
             assert (col == np.round(col)).all()
     assert set(out.frame["c"]) <= set(frame["c"]) and set(out.frame["y"]) <= set(frame["y"])
+
+
+# -- hostile inputs ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("values", [
+    np.array([0, 2**63 - 1, 5, 7], dtype=np.int64),  # review F8: "high is out of bounds for int64"
+    np.array([-(2**63), 2**63 - 1, 5, 7], dtype=np.int64),
+    np.array([0, 2**64 - 1, 5, 7], dtype=np.uint64),
+    np.array([0.0, 1e19, 5.0, 7.0]),  # whole numbers held as floats
+    np.array([-1e30, 1e30, 5.0, 7.0]),
+])
+def test_whole_number_columns_with_a_range_beyond_int64_are_drawn(values):
+    frame = pd.DataFrame({"x": values, "label": list("pqpq")})
+    out = SampleGeneration(samples=200, seed=3).sanitize(frame, roles_of(x=(QI, NUM), label=(CLS, NOM)))
+    drawn = out.frame["x"]
+    assert len(drawn) == 200 and drawn.dtype == frame["x"].dtype and drawn.notna().all()
+    exact = [int(v) for v in drawn]  # whole numbers, within the input range (compared exactly, as integers)
+    assert all(int(values.min()) <= v <= int(values.max()) for v in exact)
+    assert all(float(v) == np.round(float(v)) for v in drawn)
+    assert len(set(exact)) > 50  # spread over the range, not stuck at an end
+
+
+def test_an_ordinal_value_outside_its_declared_order_is_an_input_error_naming_the_column():
+    # review F10: was a ValueError from the encoder
+    frame = pd.DataFrame({"edu": ["lo", "hi", CANARY, "lo"], "w": [1.0, 2, 3, 4], "label": list("pqpq")})
+    roles = roles_of(edu=(QI, ORD, ["lo", "hi"]), w=(Role.sensitive, NUM), label=(CLS, NOM))
+    with pytest.raises(InputError) as info:
+        SampleGeneration().sanitize(frame, roles)
+    assert str(info.value) == "column 'edu': 1 value(s) not in its declared order"
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, 8e307, -1e101])
+def test_infinite_or_huge_values_are_an_input_error_naming_the_column(value):
+    # review F11: cKDTree / scikit-learn errors, or an int64 bound error
+    frame, roles = separable(40, 0)
+    frame.loc[5, "x2"] = value
+    with pytest.raises(InputError) as info:
+        SampleGeneration().sanitize(frame, roles)
+    assert str(info.value) == ("sample_generation: column 'x2' holds infinite or too large values "
+                               "(beyond ±1e+100)")

@@ -191,3 +191,40 @@ def test_property_release_in_range_and_reconstruction_error_is_optimal(n, m, see
     best = np.sqrt(np.sum(s[rank:] ** 2))
     assert np.linalg.norm(x - svd_distort(x, rank)) == pytest.approx(best, rel=1e-7, abs=1e-7)
     assert np.linalg.norm(x - svd_distort(x, rank, share)) >= best - 1e-7 * (1 + best)
+
+
+# -- hostile inputs ----------------------------------------------------------------------------------------
+def _tag(name: str, kind: ColumnKind = ColumnKind.numeric) -> ColumnTag:
+    return ColumnTag(name=name, role=Role.quasi_identifier, kind=kind, source="declared", reason="t")
+
+
+def test_integer_columns_near_the_int64_limits_are_not_sign_flipped():
+    # review F5: 2**63 - 1 is 2**63 in float; the clip to it and the int64 cast published -2**63
+    top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    frame = pd.DataFrame({"big": np.array([top, top, 0, 0], dtype=np.int64),
+                          "low": np.array([bottom, bottom, 0, 0], dtype=np.int64),
+                          "unsigned": np.array([2**64 - 1, 2**64 - 1, 0, 0], dtype=np.uint64),
+                          "nullable": pd.array([top, top, None, 0], dtype="Int64")})
+    roles = Roles(columns=[_tag(c) for c in frame.columns])
+    for column in frame.columns:  # one column at a time: rank 1 gives the column back up to rounding
+        out = unshuffled(Svd(rank=1).sanitize(frame[[column]], roles), frame)
+        published, original = out[column], frame[column]
+        assert published.dtype == original.dtype
+        present = original.notna().to_numpy()
+        assert published.isna().to_numpy().tolist() == (~present).tolist()
+        got = [int(v) for v in published[present]]
+        want = [int(v) for v in original[present]]
+        lo, hi = min(want), max(want)
+        assert all(lo <= g <= hi for g in got)  # within the input range: no sign flip
+        assert all(abs(g - w) <= 2**-40 * (hi - lo) for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, 8e307, -1e101])
+def test_infinite_or_huge_values_are_an_input_error_naming_the_column(value):
+    # review F11: a LinAlgError from the decomposition, or NaN / 8e307 published
+    frame, roles = frame_and_roles(20)
+    frame["weight"] = frame["weight"].astype(float)
+    frame.loc[3, "weight"] = value
+    with pytest.raises(InputError) as info:
+        Svd(rank=2).sanitize(frame, roles)
+    assert str(info.value) == "svd: column 'weight' holds infinite or too large values (beyond ±1e+100)"

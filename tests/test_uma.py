@@ -231,3 +231,65 @@ def test_dates_are_aggregated_to_whole_days():
         return s.to_numpy(dtype="datetime64[ns]").astype(np.int64) / to_days
 
     recheck_column(days(src), days(published), 4, 0.5)
+
+
+# -- hostile inputs ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("values", [
+    [1e308] * 4,  # review F3: the sum of squares overflowed to NaN and the backtrack never ended
+    [1e308, -1e308, 1e308, -1e308, 5.0, -1.7e308, 1.7e308],
+    [np.finfo(np.float64).max] * 5 + [-np.finfo(np.float64).max] * 3,
+    [5e-324, 1e-320, 0.0, 5e-324, 1e-310],  # subnormal
+])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_optimal_partition_returns_valid_groups_on_extreme_magnitudes(values, k):
+    x = np.array(values)
+    labels = uma_groups(x, k, "optimal")
+    sizes = np.bincount(labels)
+    assert sizes.min() >= k and sizes.max() <= 2 * k - 1 and sizes.sum() == len(x)
+    assert (np.diff(labels[np.argsort(x, kind="stable")]) >= 0).all()
+    y = uma_aggregate(x, k, "optimal")  # group means without overflow, within the input range
+    assert np.isfinite(y).all() and x.min() <= y.min() and y.max() <= x.max()
+
+
+@settings(max_examples=40, deadline=None)
+@given(x=hnp.arrays(np.float64, st.integers(1, 40), elements=st.integers(-50, 50).map(float)),
+       k=st.integers(1, 5), power=st.sampled_from([-1060, -1000, -300, 0, 300, 1015]))
+def test_optimal_partition_is_the_same_at_every_scale(x, k, power):
+    # scaling by a power of two is exact, so the partition must not change, up to values near 1e308
+    if len(x) < k:
+        return
+    scale = 2.0 ** power
+    if power <= -1000:  # subnormal values lose digits: only check validity
+        labels = uma_groups(x * scale, k, "optimal")
+        assert np.bincount(labels).min() >= k
+        return
+    assert np.array_equal(uma_groups(x * scale, k, "optimal"), uma_groups(x, k, "optimal"))
+    assert np.array_equal(uma_aggregate(x * scale, k, "optimal"), uma_aggregate(x, k, "optimal") * scale)
+
+
+def test_integer_columns_near_the_int64_limits_are_not_sign_flipped():
+    # review F5: the group mean of 2**63 - 1 twice is 2**63 in float, which the int64 cast wrapped to -2**63
+    top, bottom = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    frame = pd.DataFrame({"big": np.array([top, top, 0, 0], dtype=np.int64),
+                          "low": np.array([bottom, bottom, 0, 0], dtype=np.int64),
+                          "unsigned": np.array([2**64 - 1, 2**64 - 1, 0, 0], dtype=np.uint64),
+                          "nullable": pd.array([top, top, 0, 0], dtype="Int64")})
+    roles = Roles(columns=[tag(c, Role.quasi_identifier, ColumnKind.numeric) for c in frame.columns])
+    out = Uma(k=2).sanitize(frame, roles)
+    src = aligned(frame, out)
+    for column in frame.columns:
+        assert out.frame[column].dtype == frame[column].dtype
+        assert out.frame[column].tolist() == src[column].tolist()  # every group here holds equal values
+    with_missing = pd.DataFrame({"big": pd.array([top, top, None, 0, 0], dtype="Int64")})
+    out = Uma(k=2).sanitize(with_missing, Roles(columns=[tag("big", Role.quasi_identifier, ColumnKind.numeric)]))
+    assert sorted(out.frame["big"].dropna().tolist()) == [0, 0, top, top] and out.frame["big"].isna().sum() == 1
+
+
+@pytest.mark.parametrize("value", [np.inf, -np.inf, 8e307, -1e101])
+def test_infinite_or_huge_values_are_an_input_error_naming_the_column(value):
+    # review F11: a ValueError from uma_groups, or 4e307 published
+    frame = make_frame(20, 1)
+    frame.loc[frame.index[3], "height"] = value
+    with pytest.raises(InputError) as err:
+        Uma(k=3).sanitize(frame, ROLES)
+    assert str(err.value) == "uma: column 'height' holds infinite or too large values (beyond ±1e+100)"

@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
+from ppdp.tasks.core.errors import InputError
 
 ONEHOT_SCALE = 1.0 / math.sqrt(2.0)
 _MISSING = object()  # the category of missing nominal values
@@ -61,10 +62,18 @@ def _resolution(ns: np.ndarray) -> float:
     return 1.0
 
 
+_NS_SECONDS = (int(pd.Timestamp.min.value // 10**9) + 1, int(pd.Timestamp.max.value // 10**9) - 1)
+
+
 def as_numbers(series: pd.Series) -> np.ndarray:
     """A numeric or date column as floats (dates: nanoseconds since the epoch); missing -> NaN."""
     if pd.api.types.is_datetime64_any_dtype(series):
         stamps = series.dt.tz_localize(None) if getattr(series.dt, "tz", None) is not None else series
+        seconds = stamps.dropna().to_numpy().astype("datetime64[s]").astype(np.int64)
+        if seconds.size and (seconds.min() < _NS_SECONDS[0] or seconds.max() > _NS_SECONDS[1]):
+            # nanoseconds since the epoch would wrap around silently (a Parquet timestamp[ms] of 9999-12-31)
+            raise InputError(f"column '{series.name}': dates before 1677-09-22 or after 2262-04-11 are not "
+                             "supported (nanosecond timestamps)")
         ns = stamps.to_numpy(dtype="datetime64[ns]").astype(np.int64).astype(float)
         return np.where(stamps.isna().to_numpy(), np.nan, ns)
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=float)
@@ -162,7 +171,7 @@ class TableEncoder:
             declared = list(self.orders[name])
             extra = sorted({str(v) for v in series.dropna()} - set(declared))
             if extra:
-                raise ValueError(f"column '{name}': {len(extra)} value(s) not in its declared order")
+                raise InputError(f"column '{name}': {len(extra)} value(s) not in its declared order")
             return declared
         cats = list(pd.unique(series.dropna()))
         cats.sort(key=_sort_key)
@@ -249,3 +258,39 @@ def encoder_for(frame: pd.DataFrame, columns: list[str], kinds: dict[str, Column
                 orders: dict[str, list[str]] | None = None) -> TableEncoder:
     """A fitted standardizing encoder (the common case)."""
     return TableEncoder(columns=columns, kinds=kinds, orders=orders).fit(frame)
+
+
+MAX_MAGNITUDE = 1e100
+"""Largest magnitude of a number the numeric methods accept: the bound the ingest step applies to what it reads
+(``ppdp.tasks.ingest.MAX_MAGNITUDE``), so that squares of differences and their sums stay finite. Sanitizers
+called from Python check their numeric columns with :func:`refuse_huge`."""
+
+
+def refuse_huge(method: str, frame: pd.DataFrame, columns: list[str]) -> None:
+    """Raise :class:`InputError` naming the first of ``columns`` (numeric or date columns of ``frame``) that holds
+    an infinite value or one beyond ±:data:`MAX_MAGNITUDE` (missing values are fine); the message names the
+    column, never a value."""
+    for name in columns:
+        with np.errstate(invalid="ignore"):
+            huge = np.abs(as_numbers(frame[name])) > MAX_MAGNITUDE  # NaN compares False, ±inf True
+        if huge.any():
+            raise InputError(f"{method}: column '{name}' holds infinite or too large values "
+                             f"(beyond ±{MAX_MAGNITUDE:g})")
+
+
+def integers_within(values: np.ndarray, lo: int, hi: int, dtype=np.int64) -> np.ndarray:
+    """Float ``values`` rounded to the nearest integer and clipped to ``[lo, hi]`` (exact integer bounds, e.g. a
+    column's input range), as ``dtype``, without overflow.
+
+    A float cast to an integer type wraps around when out of range: ``float(2**63 - 1)`` is 2**63, and
+    ``np.float64(2**63).astype(np.int64)`` is -2**63. Here a value at or above ``float(hi)`` becomes ``hi``
+    itself, one at or below ``float(lo)`` becomes ``lo``, and only values strictly between (which fit ``dtype``
+    when ``lo`` and ``hi`` do) are cast. NaN becomes ``lo``: mask missing cells yourself.
+    """
+    y = np.rint(np.asarray(values, dtype=np.float64))
+    out = np.full(y.shape, lo, dtype=dtype)
+    top = y >= float(hi)
+    inside = (y > float(lo)) & ~top  # NaN: False
+    out[inside] = y[inside].astype(dtype)
+    out[top] = hi
+    return np.clip(out, np.array(lo, dtype=dtype), np.array(hi, dtype=dtype))

@@ -344,7 +344,7 @@ def build_hierarchy(
     else:  # pragma: no cover - the union is closed
         raise SpecError(f"{label}: unknown hierarchy type")
     table, bounds = _unique_rows(table, bounds, label)
-    _check_table(table, label)
+    _check_table(table, label, kind_name)
     return Hierarchy(column=column, table=table, kind=kind_name, bounds=bounds)
 
 
@@ -398,7 +398,8 @@ def hierarchies_for(
 def validate_hierarchy(h: Hierarchy, series: pd.Series, position: int | None = None) -> None:
     """Check a hierarchy against its column before any work.
 
-    * the same number of levels on every row (no empty label), and a single label at the last level (a
+    * the same number of levels on every row (no missing label; in a ``file`` hierarchy no empty field either,
+      while elsewhere ``""`` is a value and a label like any other), and a single label at the last level (a
       hierarchy with no row, built for a column that is entirely missing, passes);
     * no value listed twice;
     * each level a coarsening of the previous one: two rows with the same label at level i have the same
@@ -414,17 +415,21 @@ def validate_hierarchy(h: Hierarchy, series: pd.Series, position: int | None = N
         the value.
     """
     label = h._label(position)
-    _check_table(h.table, label)
+    _check_table(h.table, label, h.kind)
     h.codes(series, position)
 
 
 # -- structural checks ---------------------------------------------------------------------------------
-def _check_table(table: np.ndarray, label: str) -> None:
+def _check_table(table: np.ndarray, label: str, kind: str) -> None:
+    """The structural checks of :func:`validate_hierarchy`. An empty string is a label like any other (text and
+    Parquet columns hold ``""`` as a value), save in a ``file`` hierarchy, where an empty field is a short row."""
     if table.shape[0] == 0:  # a column with no value at all (files and trees refuse to be empty)
         return
     for level in range(table.shape[1]):
         column = table[:, level]
-        empty = pd.isna(column) | (column == "")
+        empty = pd.isna(column)
+        if kind == "file":
+            empty |= column == ""
         if empty.any():
             raise SpecError(
                 f"{label}: its hierarchy's row {int(np.flatnonzero(empty)[0]) + 1} has an empty label at level "
@@ -635,6 +640,10 @@ def _tree_table(tree: Mapping, label: str) -> np.ndarray:
         if depth > 64:
             raise SpecError(f"{label}: its tree hierarchy is nested too deeply")
         if isinstance(node, list | tuple):
+            for i, item in enumerate(node):
+                if not isinstance(item, str | int | float):  # a mapping, a list or null names no leaf
+                    raise SpecError(f"{label}: its tree hierarchy has a list whose item {i + 1} (at depth {depth}) "
+                                    "is not a value name: a list holds leaf names only, write groups as a mapping")
             node = {item: None for item in node}
         if not isinstance(node, Mapping):
             raise SpecError(f"{label}: its tree hierarchy has a node that is neither a mapping, a list nor empty "

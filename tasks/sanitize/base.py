@@ -34,6 +34,7 @@ from sklearn.base import BaseEstimator
 from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.labels import key_path
 
 
 @dataclass(frozen=True)
@@ -123,8 +124,14 @@ class Sanitizer(BaseEstimator, ABC):
             return self.Params(name=self.name, **values)
         except ValidationError as exc:
             err = exc.errors()[0]
-            where = ".".join(str(p) for p in err.get("loc", ()))
-            raise SpecError(f"{self.name}: parameter {where}: {err.get('msg', 'invalid')}") from None
+            # spec keys (a column name in levels or hierarchies) may look like data: key_path never echoes those;
+            # integers are list positions
+            where = ".".join(str(p) if isinstance(p, int) else key_path([str(p)]) for p in err.get("loc", ()))
+            msg = err.get("msg", "invalid")
+            if err.get("type") == "union_tag_invalid":  # pydantic's message quotes the tag the spec gave
+                ctx = err.get("ctx", {})
+                msg = f"unknown {ctx.get('discriminator', 'tag')}, expected one of {ctx.get('expected_tags', '')}"
+            raise SpecError(f"{self.name}: parameter {where}: {msg}") from None
 
     def with_params(self, **updates: Any) -> Sanitizer:
         """A new sanitizer with some parameters changed (this one is left as it is)."""

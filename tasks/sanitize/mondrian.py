@@ -123,7 +123,8 @@ def hierarchy_dimension(h: Hierarchy, codes: np.ndarray) -> Dimension:
     for level in range(height + 1):
         ids = h.level_codes(level)
         nodes[:t, level] = ids
-        nodes[t, level] = int(ids.max()) + 1 if level < height else ids[0]
+        # a missing value: a node of its own below the root (a column with no value at all has no other node)
+        nodes[t, level] = (int(ids.max()) + 1 if t else 0) if level < height else (ids[0] if t else 0)
         leaves[:t, level] = h.leaves(level)
         leaves[t, level] = 1
     leaves[:, height] = t + int(missing)
@@ -495,6 +496,7 @@ def _dimension(frame: pd.DataFrame, roles: Roles, name: str, spec: HierarchySpec
     validate_hierarchy(h, series, position)
     codes = h.codes(series, position)
     if spec is None and tag.kind is ColumnKind.ordinal and h.bounds is not None:
-        rank = np.where(codes >= 0, h.bounds[np.maximum(codes, 0), 0, 0], np.nan)
+        rank = np.full(len(codes), np.nan)  # missing: NaN (a column with no value at all has no rank)
+        rank[codes >= 0] = h.bounds[codes[codes >= 0], 0, 0]
         return numeric_dimension(rank, np.append(h.table[:, 0], None)[codes])
     return hierarchy_dimension(h, codes)

@@ -37,7 +37,17 @@ The algorithm (pure NumPy, first section):
 
 The mean over all records of every confidential attribute is preserved by both variants (the paper's property 1:
 each record gets the mean of a group it belongs to and the groups partition the records); the variance can only
-shrink (property 2).
+shrink (property 2). Both hold when no confidential cell is missing; see below for missing cells.
+
+Missing confidential values (the paper's data have none). A published confidential value is always the mean of
+at least k *present* values of its group, k being the group minimum the sanitizer guarantees (``k``; g =
+max(k, ``group_size``) in the microaggregation variant): a group's mean of a confidential attribute is taken over
+its records whose value is present, and it is published only when at least k of them are present. A group with
+fewer present values publishes that attribute missing on every one of its records (otherwise a group of two
+records, one of them missing, would publish the other record's own value); those suppressed cells (the present
+input cells published missing) are counted per column in ``Release.suppressed_cells``. A record whose input value
+is missing is published missing (never imputed with its group's mean). The groups themselves are formed as
+without missing values (MDAV's distances impute a missing value by the column median).
 
 Which attributes the tree splits on. The paper's step 1 normalizes "J attributes, including the confidential
 attributes", but its worked example describes the perturbed value as the conditional expectation of the
@@ -81,7 +91,7 @@ from pydantic import Field
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.encoding import TableEncoder, as_numbers
+from ppdp.tasks.core.encoding import TableEncoder, as_numbers, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import column_label
 from ppdp.tasks.sanitize.base import Release, Sanitizer
@@ -736,8 +746,12 @@ class PerturbationTree(Sanitizer):
     Notes
     -----
     Confidential attributes: the columns whose role is ``sensitive`` (at least one; each numeric). Missing
-    confidential values are skipped by the means (a group whose values are all missing stays missing) and
-    imputed by the column median for MDAV's distances. Integer confidential columns are published as floats (the
+    confidential values: every published confidential value is the mean of at least k present values of its
+    group (k = :meth:`smallest_group`); a group with fewer present values publishes that column missing for the
+    whole group (counted in ``Release.suppressed_cells``); a record whose input value is missing stays missing;
+    MDAV's distances impute a missing value by the column median (see the module docstring). Infinite values and
+    values beyond ±1e100 (the ingest step's bound) in a confidential or numeric splitting column are refused with
+    :class:`InputError` before any work. Integer confidential columns are published as floats (the
     paper publishes 61.3 for incomes 65, 57 and 62): rounding would move the mean. Splitting attributes: the
     other published attributes that are numeric (dates as nanoseconds) or ordinal (by rank), missing values
     imputed by the median for splitting; no splitting attribute means one leaf (every record gets the overall
@@ -792,6 +806,7 @@ class PerturbationTree(Sanitizer):
         splitting = [c for c in roles.attributes if c in frame.columns and c not in excluded
                      and (kinds[c] is ColumnKind.ordinal or (kinds[c] is ColumnKind.numeric and (
                          pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_datetime64_any_dtype(frame[c]))))]
+        refuse_huge("perturbation_tree", frame, [c for c in confidential + splitting if kinds[c] is ColumnKind.numeric])
         if splitting:
             x = TableEncoder(columns=splitting, kinds=kinds, orders=roles.orders(), standardize=False).fit_transform(
                 frame)
@@ -809,16 +824,23 @@ class PerturbationTree(Sanitizer):
         count = int(groups.max()) + 1
         out = frame.copy()
         treatments: dict[str, Treatment] = {c: "kept" for c in frame.columns}
+        suppressed: dict[str, int] = {}
         for j, name in enumerate(confidential):
             present = ~missing[:, j]
             sums = np.bincount(groups[present], weights=y[present, j], minlength=count)
             counts = np.bincount(groups[present], minlength=count)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                means = np.where(counts > 0, sums / np.maximum(counts, 1), np.nan)
-            out[name] = means[groups]
+            shown = counts >= smallest  # a mean of fewer present values could be one record's own value
+            means = np.where(shown, sums / np.maximum(counts, 1), np.nan)
+            values = means[groups]
+            values[~present] = np.nan  # a missing input value stays missing
+            out[name] = values
             treatments[name] = "aggregated"
+            hidden = int(counts[~shown].sum())
+            if hidden:
+                suppressed[name] = hidden
         return Release(frame=out, unit="generating_group", treatments=treatments,
-                       row_source=np.arange(n, dtype=np.int64), group=groups, input_group=groups)
+                       row_source=np.arange(n, dtype=np.int64), group=groups, input_group=groups,
+                       suppressed_cells=suppressed)
 
     def _confidential(self, frame: pd.DataFrame, roles: Roles) -> list[str]:
         names = [c for c in roles.names(Role.sensitive) if c in frame.columns and c not in roles.dropped]

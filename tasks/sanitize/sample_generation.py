@@ -31,8 +31,15 @@ without missing values):
   drawn uniformly over the integers of [min, max] (discrete uniform: each integer equally likely; a continuous
   draw rounded afterwards would give the two end points half the weight of the others). Dates are drawn
   uniformly over the whole days of their range when every date is a whole day (else whole seconds, else the
-  column's own time unit). Nominal and ordinal columns, which have no interval, are drawn uniformly over the
-  categories present in the input (never a declared category the data do not hold).
+  column's own time unit). A range of 2**53 steps or more (integers spanning more than float64 counts exactly,
+  e.g. 0 to 2**63 - 1, or whole floats up to 1e19) is drawn continuously on [min, max] and rounded to the step
+  instead: float64 cannot tell neighbouring integers apart beyond 2**53, and beyond 2**63 a discrete draw would
+  need integers outside int64. An integer column is published in its own dtype, clipped to its exact input
+  range (no float-to-int wrap-around near 2**63). A generated numeric column holding an infinite value or one
+  beyond ±1e100 (the bound the ingest step applies) is refused with
+  :class:`~ppdp.tasks.core.errors.InputError` before any work.
+  Nominal and ordinal columns, which have no interval, are drawn uniformly over the categories present in the
+  input (never a declared category the data do not hold).
 * Missing values (the paper's data have none): each column's share of missing cells is reproduced, each cell
   of a generated row missing independently with that probability; the classifiers see a missing cell as the
   encoder does (the column median, or a one-hot category of its own). A column without missing values gets
@@ -64,13 +71,14 @@ from sklearn.tree import DecisionTreeClassifier
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.encoding import TableEncoder, as_numbers
+from ppdp.tasks.core.encoding import TableEncoder, as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 _DAY_NS, _SECOND_NS = 86_400 * 10**9, 10**9
 MIN_BATCH = 1024  # fewest candidates drawn at a time
 MAX_BATCH_CELLS = 2**25  # candidates x encoded width per batch (float64: 256 MiB)
+MAX_DISCRETE_STEPS = 2**53  # a range of this many steps or more is drawn continuously, then rounded
 
 
 class SampleGenerationParams(MethodParams):
@@ -243,10 +251,13 @@ class SampleGeneration(Sanitizer):
         if plan.numeric:
             if not plan.has_values:
                 return np.full(m, np.nan)
-            if plan.step > 0:
-                top = int(math.floor((plan.hi - plan.lo) / plan.step + 1e-9))
+            steps = (plan.hi - plan.lo) / plan.step if plan.step > 0 else 0.0
+            if 0 < plan.step and steps < MAX_DISCRETE_STEPS:
+                top = int(math.floor(steps + 1e-9))
                 values = plan.lo + plan.step * rng.integers(0, top + 1, m).astype(np.float64)
                 values = np.minimum(values, plan.hi)
+            elif plan.step > 0:  # too many steps for an exact discrete draw: continuous, rounded to the step
+                values = np.clip(plan.lo + plan.step * np.rint(rng.uniform(0.0, steps, m)), plan.lo, plan.hi)
             else:
                 values = rng.uniform(plan.lo, plan.hi, m) if plan.hi > plan.lo else np.full(m, plan.lo)
             if plan.missing_share > 0:
@@ -271,6 +282,16 @@ class SampleGeneration(Sanitizer):
                 stamps = stamps.tz_localize(tz, ambiguous=np.zeros(len(stamps), dtype=bool),
                                             nonexistent="shift_forward")
             return pd.Series(stamps).astype(series.dtype).array
+        if pd.api.types.is_integer_dtype(series):  # cast without wrap-around, within the exact input range
+            present = ~np.isnan(drawn)
+            bounds = (int(series.min()), int(series.max())) if plan.has_values else (0, 0)
+            numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype
+            ints = integers_within(drawn, *bounds, numpy_dtype)
+            if isinstance(series.dtype, np.dtype) and present.all():
+                return ints
+            out = pd.array(ints, dtype=series.dtype if not isinstance(series.dtype, np.dtype) else "Int64")
+            out[~present] = pd.NA
+            return out
         try:
             return pd.Series(drawn).astype(series.dtype).array
         except (TypeError, ValueError):
@@ -297,6 +318,7 @@ class SampleGeneration(Sanitizer):
                              "class)")
         kinds = roles.kinds()
         plans = {c: self._plan(frame[c], kinds.get(c)) for c in generated}
+        refuse_huge("sample_generation", frame, [c for c in generated if plans[c].numeric])
         features = {c: ColumnKind.numeric if plans[c].numeric else
                     ColumnKind.ordinal if kinds.get(c) is ColumnKind.ordinal else ColumnKind.nominal for c in generated}
         encoder = TableEncoder(columns=generated, kinds=features, orders=roles.orders()).fit(frame)

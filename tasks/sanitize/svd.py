@@ -34,7 +34,12 @@ values are replaced by their column's mean for the decomposition only and stay m
 What is published: the papers publish the raw reconstruction. Here every value is clipped to its column's
 input range and integer columns (an integer dtype, or floats that are all whole) are rounded, so that no
 impossible value (a negative count, a fractional number of pregnancies) is published; the benchmark reports
-Table 1 both on the raw reconstruction (:func:`svd_distort`, the papers' reading) and on the release.
+Table 1 both on the raw reconstruction (:func:`svd_distort`, the papers' reading) and on the release. An integer
+dtype column keeps its dtype: the rounded value is clipped to the column's exact input range and cast without
+overflow (:func:`~ppdp.tasks.core.encoding.integers_within`; 2**63 - 1 is 2**63 as a float, which a plain cast
+wrapped around to -2**63); beyond 2**53 the values are exact only to float64's precision. A distorted column
+holding an infinite value or one beyond ±1e100 (the bound the ingest step applies) is refused with
+:class:`~ppdp.tasks.core.errors.InputError` before any work.
 
 The method is deterministic (``randomized = False``): the seed only sets the order of the released rows. The
 release has one row per input row (``row_source`` is the identity before the shuffle); the privacy unit is the
@@ -52,7 +57,7 @@ from pydantic import Field
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.encoding import as_numbers
+from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
@@ -186,6 +191,7 @@ class Svd(Sanitizer):
                              "never distorted)")
         if rank > len(columns):
             raise SpecError(f"svd: method.rank ({rank}) is above the number of numeric attributes ({len(columns)})")
+        refuse_huge("svd", frame, columns)
         n = len(frame)
         if rank > n:
             raise InputError(f"svd: method.rank ({rank}) is above the number of input rows ({n})")
@@ -221,8 +227,13 @@ def _publish(series: pd.Series, values: np.ndarray, missing: np.ndarray) -> obje
         y = np.rint(y)
     y[missing] = np.nan
     if pd.api.types.is_integer_dtype(series):
-        if isinstance(series.dtype, np.dtype) and not missing.any():
-            return y.astype(series.dtype)
-        dtype = series.dtype if not isinstance(series.dtype, np.dtype) else "Int64"
-        return pd.array([None if m else int(v) for v, m in zip(y, missing)], dtype=dtype)
+        # clipped to the exact input range and cast without overflow (2**63 - 1 is 2**63 as a float)
+        bounds = (int(series.min()), int(series.max())) if finite.size else (0, 0)
+        numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype
+        ints = integers_within(y, *bounds, numpy_dtype)
+        if isinstance(series.dtype, np.dtype):  # a NumPy integer column has no missing value
+            return ints
+        out = pd.array(ints, dtype=series.dtype)
+        out[missing] = pd.NA
+        return out
     return y

@@ -27,7 +27,7 @@ from pydantic import Field
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.encoding import as_numbers
+from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
@@ -73,6 +73,11 @@ def uma_groups(values: np.ndarray, k: int, partition: Partition = "fixed") -> np
     univariate k-partition of the kind Hansen & Mukherjee show the optimum to be, but not necessarily the
     optimum itself: 1, 2, 3, 10, 11 with k = 2 gives fixed {1, 2}, {3, 10, 11} (SSE 38.5) but optimal
     {1, 2, 3}, {10, 11} (SSE 2.5).
+
+    The dynamic programme runs on the values scaled by a power of two into (-1, 1) (exact, so the partition is
+    the one of the raw values) and centred, so that its sums of squares stay finite for any finite input (raw
+    values near 1e308 overflowed them to NaN); the trace back refuses with :class:`ValueError` rather than loop
+    if it ever meets an impossible step.
     """
     v = np.asarray(values)
     if v.ndim != 1:
@@ -139,16 +144,29 @@ def uma_aggregate(x: np.ndarray, k: int, partition: Partition = "fixed") -> np.n
             continue
         vals = mat[present, j]
         labels = uma_groups(vals, k, partition)
-        sums = np.bincount(labels, weights=vals)
-        counts = np.bincount(labels)
-        out[present, j] = (sums / counts)[labels]
+        # sums of values scaled by a power of two into (-1, 1): exact scaling, no overflow near 1e308
+        e = _exponent(vals)
+        z = np.ldexp(vals, -e)
+        count = int(labels.max()) + 1
+        means = np.bincount(labels, weights=z, minlength=count) / np.bincount(labels, minlength=count)
+        low, high = np.full(count, np.inf), np.full(count, -np.inf)
+        np.minimum.at(low, labels, z)
+        np.maximum.at(high, labels, z)
+        out[present, j] = np.ldexp(np.clip(means, low, high), e)[labels]  # clip: rounding stays in the group
     return out[:, 0] if flat else out
+
+
+def _exponent(v: np.ndarray) -> int:
+    """e such that every |v| * 2**-e is below 1 (0 for an empty or all-zero array)."""
+    top = float(np.max(np.abs(v))) if v.size else 0.0
+    return int(np.frexp(top)[1]) if top > 0 else 0
 
 
 def _optimal_sizes(v: np.ndarray, k: int) -> np.ndarray:
     """Group sizes, in sorted order, of the least-SSE partition of sorted ``v`` into runs of k to 2k - 1."""
     m = len(v)
-    c = v - v.mean()  # centred: the prefix-sum SSE loses less to cancellation
+    z = np.ldexp(v, -_exponent(v))  # in (-1, 1): a power of two scales every cost alike, exactly
+    c = z - z.mean()  # centred (in (-2, 2)): the prefix-sum SSE loses less to cancellation
     s1 = np.concatenate(([0.0], np.cumsum(c)))
     s2 = np.concatenate(([0.0], np.cumsum(c * c)))
     best = np.full(m + 1, np.inf)
@@ -161,11 +179,16 @@ def _optimal_sizes(v: np.ndarray, k: int) -> np.ndarray:
         cost = best[i] + np.maximum(sse, 0.0)
         t = int(np.argmin(cost))  # ties: the smallest last group
         best[j], size[j] = cost[t], s[t]
+    if not np.isfinite(best[m]):
+        raise ValueError("univariate microaggregation: the partition costs are not finite")
     sizes = []
     j = m
-    while j > 0:
-        sizes.append(size[j])
-        j -= size[j]
+    while j > 0:  # every step takes k >= 1 values off j, so the loop ends
+        step = int(size[j])
+        if not k <= step <= j:
+            raise ValueError("univariate microaggregation: the optimal partition cannot be traced back")
+        sizes.append(step)
+        j -= step
     return np.asarray(sizes[::-1], dtype=np.int64)
 
 
@@ -193,8 +216,13 @@ class Uma(Sanitizer):
     sensitive attributes, as the paper perturbs only its confidential attribute. Identifiers, the class,
     ordinal and nominal columns are kept. Integer columns stay integers (the group mean rounded to the nearest
     integer, as :class:`~ppdp.tasks.sanitize.mdav.Mdav` does), dates are rounded to whole days when the column
-    holds whole days; so the published value of such a column is its group mean to within half a unit.
-    Missing values stay missing and belong to no group.
+    holds whole days; so the published value of such a column is its group mean to within half a unit (for
+    magnitudes up to 2**53; beyond, to within float64's precision). A rounded mean is clipped to the column's
+    input range and cast to the column's own integer dtype without overflow
+    (:func:`~ppdp.tasks.core.encoding.integers_within`: the mean of 2**63 - 1 and 2**63 - 1 is 2**63 as a float,
+    published as 2**63 - 1, never wrapped around to -2**63). Missing values stay missing and belong to no group.
+    An aggregated column holding an infinite value or one beyond ±1e100 (the bound the ingest step applies) is
+    refused with :class:`~ppdp.tasks.core.errors.InputError` before any work.
 
     Parameters
     ----------
@@ -253,6 +281,7 @@ class Uma(Sanitizer):
         if not chosen:
             which = "sensitive numeric" if self.columns == "sensitive" else "numeric"
             raise InputError(f"uma: no {which} attribute to aggregate")
+        refuse_huge("uma", frame, chosen)
         data: dict[str, object] = {}
         treatments: dict[str, Treatment] = {}
         for pos, name in enumerate(frame.columns):
@@ -284,6 +313,12 @@ class Uma(Sanitizer):
         y = np.rint(y)
         if not pd.api.types.is_integer_dtype(series):
             return y
-        if present.all():
-            return y.astype(series.dtype.numpy_dtype if hasattr(series.dtype, "numpy_dtype") else np.int64)
-        return pd.array(np.where(present, y, None).tolist(), dtype="Int64")
+        # clipped to the exact input range and cast without overflow (2**63 - 1 is 2**63 as a float)
+        numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype
+        lo, hi = (int(series.min()), int(series.max())) if count else (0, 0)
+        ints = integers_within(y, lo, hi, numpy_dtype)
+        if isinstance(series.dtype, np.dtype):  # no missing value
+            return ints
+        out = pd.array(ints, dtype=series.dtype)
+        out[~present] = pd.NA
+        return out
