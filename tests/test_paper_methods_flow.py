@@ -160,3 +160,15 @@ def test_generated_rows_carry_no_pseudonym_and_the_manifest_says_dropped(workspa
     assert treatments["person_id"] == "dropped" and treatments["ssn"] == "dropped"
     assert not {"person_id", "ssn"} & set(data.columns)
     assert set(manifest.columns) == set(data.columns)
+
+
+def test_value_difference_is_measured_over_complete_pairs_when_cells_are_missing(workspace):
+    frame = pd.read_csv(workspace.data)
+    frame.loc[frame.index[::7], "hours_per_week"] = None  # a numeric attribute with missing cells
+    holes = workspace.dir / "holes.csv"
+    frame.to_csv(holes, index=False)
+    folder = publish(workspace, "holes", data=holes, privacy={"min_vd": 0.001}, method={"name": "uma", "k": 5})
+    manifest = load_manifest(folder)
+    assert manifest.privacy.perturbation is not None and manifest.privacy.perturbation.vd > 0.001
+    ok = ppdp("validate", "--release", folder, "--original", holes)
+    assert ok.exit_code == 0, ok.output

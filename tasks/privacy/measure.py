@@ -223,7 +223,8 @@ def _perturbation(original: pd.DataFrame, release: Release, roles: Roles) -> Per
     published rows that stand for an input row). A record release of generated rows (``row_source`` all -1) with
     as many rows as the input is paired as paper 004 pairs A and MA, the i-th published row with the i-th input
     row: the published order is a seeded shuffle, so the pairing is arbitrary but reproducible from the manifest.
-    None for other generated releases."""
+    Pairs with a missing cell on either side are left out (complete pairs only, as the paper's data had none).
+    None for other generated releases, or when no complete pair remains."""
     source = release.row_source
     if release.unit == "record" and len(source) == len(original) and bool(np.all(source == -1)):
         source = np.arange(len(original))
@@ -235,9 +236,11 @@ def _perturbation(original: pd.DataFrame, release: Release, roles: Roles) -> Per
             and pd.api.types.is_numeric_dtype(release.frame[c])]  # generalized columns publish labels: no VD
     if not cols:
         return None
-    a = original[cols].to_numpy(dtype=float)[source[keep]]
-    ma = release.frame[cols].to_numpy(dtype=float)[keep]
-    if not (np.isfinite(a).all() and np.isfinite(ma).all()) or not np.any(a):
+    a = original[cols].to_numpy(dtype=float, na_value=np.nan)[source[keep]]
+    ma = release.frame[cols].to_numpy(dtype=float, na_value=np.nan)[keep]
+    complete = np.isfinite(a).all(axis=1) & np.isfinite(ma).all(axis=1)  # pairs with a missing cell are left out
+    a, ma = a[complete], ma[complete]
+    if len(a) == 0 or not np.any(a):
         return None
     d = risk.matrix_distortion(a, ma)
     return PerturbationMeasures(vd=d.vd, rp=d.rp, rk=d.rk, cp=d.cp, ck=d.ck)
