@@ -36,6 +36,8 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict[str, Any]) -> list[Expe
     from ppdp.expectations.custom import CUSTOM_TYPES  # registers ppdp's expectations before a suite loads
 
     logging.getLogger("great_expectations").setLevel(logging.ERROR)
+    # GX sets this one module's logger to INFO itself ("Created temporary directory ... for ephemeral docs site")
+    logging.getLogger("great_expectations.data_context.types.base").setLevel(logging.ERROR)
     context = gx.get_context(mode="ephemeral")
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     suite = gx.ExpectationSuite(**suite_json)

@@ -57,13 +57,24 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
+RUNNER_HELP = ("where the parallel steps (tuning evaluations, privacy and utility checks) run: thread, dask (a local "
+               "Dask cluster of runner.workers processes) or dask=tcp://host:port (an existing Dask scheduler); "
+               "default: the spec's runner (the manifest's spec records it)")
+
+
 @app.command()
 def run(
     spec: Path = typer.Argument(..., help="release spec (YAML)"),
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+    runner: str | None = typer.Option(None, "--runner", help=RUNNER_HELP),
     debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+    timings: bool = typer.Option(False, "--timings", help="also print the run's wall time and the part of it spent "
+                                                          "in the steps' own work"),
 ) -> None:
     """Run a release: ingest, tag, tune, sanitize, validate, check utility, publish, audit."""
+    import time
+
+    entered = time.perf_counter()
     from ppdp.tasks import audit
     from ppdp.tasks import spec as spec_io
     from ppdp.tasks.core.errors import PpdpError
@@ -72,6 +83,7 @@ def run(
     settings.apply()
     started = datetime.now(UTC)
     try:  # spec and header checks first: a bad spec costs no Prefect start-up and reads no data
+        set_ = [*set_, *_runner_overrides(runner)]  # so the spec (and the manifest) records where it ran
         resolved = spec_io.load_spec(spec, set_)
         spec_io.preflight(resolved)
         audit.require_no_interrupted_publish(resolved.publish.root)  # a crashed publish: ppdp audit recover
@@ -84,11 +96,13 @@ def run(
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
     from ppdp.flows.release import release_flow
+    from ppdp.flows.runners import task_runner_for
 
     with console_err.status("running release flow (progress in the log lines)"):
         try:
             with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                result = release_flow(spec_path=str(spec.resolve()), overrides=list(set_))
+                result = release_flow.with_options(task_runner=task_runner_for(resolved.runner))(
+                    spec_path=str(spec.resolve()), overrides=list(set_))
         except PpdpError as exc:
             fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
@@ -106,6 +120,15 @@ def run(
         console.print(f"    class {label:<12} {acc:.4f}", markup=False)
     for name, value in result.delta_r.items():
         console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
+    if timings:
+        from ppdp.flows.release import steps_seconds
+
+        wall = time.perf_counter() - entered
+        work = steps_seconds(entered)
+        console.print(f"  timings       {wall:.2f} s in the command, {work:.2f} s in the steps' own work, "
+                      f"{wall - work:.2f} s beyond them (Python start-up not included)", markup=False)
+    if result.report:
+        console.print(f"  report        {result.report}", markup=False)
 
 
 @app.command()
@@ -116,6 +139,7 @@ def tune(
     buckets: int | None = typer.Option(None, "--buckets", help="grid: evaluate N evenly spaced values"),
     out: Path | None = typer.Option(None, "--out", help="folder for trace.json and tuning.png"),
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+    runner: str | None = typer.Option(None, "--runner", help=RUNNER_HELP),
     debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
 ) -> None:
     """Only tune the method's parameter: write the trace (JSON) and a plot of accuracy and privacy; publish
@@ -137,6 +161,7 @@ def tune(
     try:
         if strategy is not None:  # the tuned parameter must not also be fixed in the method section
             overrides.append(f"method.{_tuned_parameter(spec)}=null")
+        overrides += _runner_overrides(runner)
         resolved = spec_io.load_spec(spec, overrides)
         spec_io.preflight(resolved, check_root=False)
     except PpdpError as exc:
@@ -147,11 +172,13 @@ def tune(
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
     from ppdp.flows.release import tune_flow
+    from ppdp.flows.runners import task_runner_for
 
     with console_err.status("tuning (progress in the log lines)"):
         try:
             with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                trace = tune_flow(spec_path=str(spec.resolve()), overrides=overrides)
+                trace = tune_flow.with_options(task_runner=task_runner_for(resolved.runner))(
+                    spec_path=str(spec.resolve()), overrides=overrides)
         except PpdpError as exc:
             fail(f"error: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001
@@ -165,6 +192,16 @@ def tune(
     console_print_trace(trace)
     console.print(f"trace written to {folder / 'trace.json'}" + (f" and {folder / 'tuning.png'}" if plot else ""),
                   markup=False)
+
+
+def _runner_overrides(runner: str | None) -> list[str]:
+    """``--runner`` as spec overrides (:func:`ppdp.flows.runners.runner_overrides`, imported only when given: it
+    imports Prefect)."""
+    if runner is None:
+        return []
+    from ppdp.flows.runners import runner_overrides
+
+    return runner_overrides(runner)
 
 
 def _tuned_parameter(spec: Path) -> str:
@@ -210,7 +247,8 @@ def _names(text: str | None) -> list[str]:
 
 @app.command()
 def validate(
-    file: Path | None = typer.Argument(None, help="a CSV or Parquet table (or give --release DIR)"),
+    file: Path | None = typer.Argument(None, help="a CSV or Parquet table, or a folder of Parquet files (or give "
+                                                  "--release DIR)"),
     qi: str | None = typer.Option(None, "--qi", help="quasi-identifiers, comma-separated"),
     sa: str | None = typer.Option(None, "--sa", help="sensitive attributes, comma-separated"),
     k: int | None = typer.Option(None, "--k", help="gate: k-anonymity"),
@@ -241,9 +279,12 @@ def validate(
                                                                  "of its manifest"),
     original: Path | None = typer.Option(None, "--original", help="with --release: the original input, for "
                                                                    "claims that compare with it"),
+    cluster: str | None = typer.Option(None, "--cluster", help="FILE a folder of Parquet files: count partitions "
+                                       "on this Dask scheduler (tcp://host:8786), or 'local' for a LocalCluster"),
 ) -> None:
-    """Check any table, or re-check a published release's claims (--release DIR [--original PATH]): exit 0 if
-    every gate or claim holds, 3 if one does not, 4 if a release claim needs --original, 2 on bad input."""
+    """Check any table (a CSV or Parquet file, or a folder of Parquet files: a partitioned table), or re-check a
+    published release's claims (--release DIR [--original PATH]): exit 0 if every gate or claim holds, 3 if one
+    does not, 4 if a release claim needs --original, 2 on bad input."""
     import json
 
     if release is not None:
@@ -279,16 +320,68 @@ def validate(
     for name in hierarchies:
         if name not in sas:
             fail(f"error: --hierarchy {name}: not a sensitive attribute given with --sa", 2)
+    partitions = None
     try:
-        report = validate_file(file, _names(qi), sas, thresholds, sep=sep, na_values=_names(na_values),
-                               population=population, hierarchies=hierarchies, seed=seed, attack=attack)
+        if file.is_dir():  # a partitioned table: counts per file, combined (ppdp.tasks.privacy.partitioned)
+            from ppdp.tasks.privacy.partitioned import validate_folder
+
+            folder = validate_folder(file, _names(qi), sas, thresholds, na_values=_names(na_values),
+                                     population=population, hierarchies=hierarchies, attack=attack, cluster=cluster)
+            report, partitions = folder.report, folder.partitions
+        elif cluster is not None:
+            fail("error: --cluster: only for a folder of Parquet files (a partitioned table)", 2)
+        else:
+            report = validate_file(file, _names(qi), sas, thresholds, sep=sep, na_values=_names(na_values),
+                                   population=population, hierarchies=hierarchies, seed=seed, attack=attack)
     except PpdpError as exc:
         fail(f"error: {exc}", 2)
     if as_json:
-        console.print_json(json.dumps(report_json(report, str(file))))
+        doc = report_json(report, str(file))
+        if partitions is not None:
+            doc["partitions"] = partitions
+        console.print_json(json.dumps(doc))
     else:
+        if partitions is not None:
+            console.print(f"{file}: {partitions} partitions", markup=False)
         _print_report(report, file)
     raise typer.Exit(0 if report.passed else 3)
+
+
+@app.command()
+def report(
+    release_dir: Path = typer.Argument(..., help="a published release folder"),
+    out: Path | None = typer.Option(None, "--out", help="write the regenerated report here (outside the folder)"),
+    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+) -> None:
+    """Regenerate a release's report.html from its folder: say whether the folder's report is up to date, or write
+    the regenerated report to --out (the signed release folder is never written)."""
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.report import REPORT_NAME, render_report, write_atomic
+
+    current = release_dir / REPORT_NAME
+    if out is not None and release_dir.resolve() in (out.resolve(), *out.resolve().parents):
+        fail(f"error: --out {out} is inside the signed release folder {release_dir}: write it elsewhere", 2)
+    try:
+        text = render_report(release_dir)
+        if out is not None:
+            write_atomic(out, text)
+    except PpdpError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    except OSError as exc:
+        fail(f"error: cannot write {out} ({exc.strerror or type(exc).__name__})", 2)
+    except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
+        internal_error(exc, debug)
+    same = current.is_file() and current.read_bytes() == text.encode("utf-8")
+    if out is not None:
+        state = (("identical to " if same else "differs from ") + str(current)) if current.is_file() else (
+            f"{release_dir} has no {REPORT_NAME}")
+        console.print(f"report written to {out} ({state})", markup=False)
+    elif same:
+        console.print(f"{current} is up to date", markup=False)
+    else:
+        why = "differs from the regenerated report" if current.is_file() else "is absent"
+        fail(f"error: {current} {why}; the release folder is signed and is not changed: give --out FILE to write "
+             "the regenerated report elsewhere", 2)
 
 
 def _validate_release(folder: Path, original: Path | None, as_json: bool) -> None:

@@ -16,6 +16,8 @@ raises that exception, and the run is still marked failed.
 from __future__ import annotations
 
 import functools
+import re
+import time
 from datetime import UTC, datetime
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
@@ -24,13 +26,14 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 from prefect.states import Failed
-from prefect.task_runners import ThreadPoolTaskRunner
 
+from ppdp.flows.runners import SpecTaskRunner
 from ppdp.schemas.manifest import ReleaseResult
 from ppdp.schemas.reports import TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, tag, tune, utility
 from ppdp.tasks import spec as spec_io
+from ppdp.tasks.core.blas import one_blas_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import tuning_plot_png
 from ppdp.tasks.privacy.validate import privacy_checks
@@ -48,13 +51,35 @@ class _Refusal:
         self.error = error
 
 
-def _guarded(fn):
+STEP_TIMES: list[tuple[str, float, float]] = []
+"""(step, start, end) of every step function run in this process (``time.perf_counter``): the steps' own work,
+for measuring what a run costs beyond it (``ppdp run --timings``). Names and times only."""
+
+
+def steps_seconds(since: float = 0.0) -> float:
+    """Seconds during which at least one step function was running (the union of their intervals, so parallel
+    evaluations count once), over the steps that started at or after ``since``."""
+    total, end = 0.0, float("-inf")
+    for _, a, b in sorted((t for t in STEP_TIMES if t[1] >= since), key=lambda t: t[1]):
+        if a > end:
+            total += b - a
+            end = b
+        elif b > end:
+            total += b - end
+            end = b
+    return total
+
+
+def _guarded(fn, name: str):
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        started = time.perf_counter()
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - handed to the flow, which audits and reports it
             return _Refusal(exc)
+        finally:
+            STEP_TIMES.append((name, started, time.perf_counter()))
 
     return run
 
@@ -82,34 +107,69 @@ class step:  # noqa: N801 - used like a decorator
     flow audits it and ends in a ``Failed`` state without exception text (see :func:`release_flow`).
     """
 
-    def __init__(self, fn, name: str) -> None:
-        self.task = task(_guarded(fn), name=name, cache_policy=NO_CACHE, persist_result=False)
+    def __init__(self, fn, name: str, run_name=None) -> None:
+        self.task = task(_guarded(fn, name), name=name, cache_policy=NO_CACHE, persist_result=False,
+                         task_run_name=_run_name(name, run_name) if run_name else None)
 
     def __call__(self, *args, **kwargs):
         return _unwrap(self.task(*args, **kwargs))
 
-    def submit(self, *args, **kwargs) -> _Future:
-        return _Future(self.task.submit(*args, **kwargs))
+    def submit(self, *args, run_name: str | None = None, **kwargs) -> _Future:
+        runner = self.task if run_name is None else self.task.with_options(task_run_name=run_name)
+        return _Future(runner.submit(*args, **kwargs))
+
+
+def _run_name(name: str, describe):
+    """A task run name carrying the step's parameters (``evaluate k=1,487``), never a data value: ``describe``
+    reads only settings, counts and names from the parameters; a failure falls back to the step's name."""
+
+    def run_name(parameters: dict) -> str:
+        try:
+            detail = describe(parameters)
+        except Exception:  # noqa: BLE001 - a name is never worth failing a run for
+            detail = ""
+        return f"{name} {detail}".strip()
+
+    return run_name
+
+
+def _value(v) -> str:
+    """A parameter value for a run name: integers with thousands separators, reals to 4 significant digits."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return str(v)
+    return f"{int(v):,}" if float(v).is_integer() else f"{v:.4g}"
+
+
+def _sanitizer_settings(s) -> str:
+    shown = []
+    for key in ("k", "l", "t", "variant", "levels", "leaf_size", "rank", "samples", "sigma", "epsilon"):
+        v = getattr(s, key, None)
+        if v is not None and key in s.get_params():
+            shown.append(f"{key}={_value(v) if not isinstance(v, dict) else len(v)}")
+    return f"{s.name} " + ",".join(shown)
 
 
 load_spec = step(spec_io.load_spec, "load-spec")
-preflight = step(spec_io.preflight, "preflight")
-read_input = step(ingest.ingest, "ingest")
-tag_columns = step(tag.tag_columns, "tag")
-protect_identifiers = step(tag.protect_identifiers, "protect-identifiers")
-merge_rare = step(rare.merge_rare_categories, "merge-rare-categories")
-hold_out = step(utility.split_holdout, "hold-out")
-evaluate = step(tune.evaluate_value, "evaluate")
-search_lattice = step(tune.search_lattice, "search-lattice")
-sanitize = step(run_method, "sanitize")
-measure_privacy = step(privacy_checks, "validate-privacy")
+preflight = step(spec_io.preflight, "preflight", lambda p: p["spec"].dataset)
+read_input = step(ingest.ingest, "ingest", lambda p: f"{p['spec'].dataset} ({p['spec'].source.format})")
+tag_columns = step(tag.tag_columns, "tag", lambda p: f"{len(p['frame'].columns)} columns")
+protect_identifiers = step(tag.protect_identifiers, "protect-identifiers",
+                           lambda p: f"{len(p['roles'].identifiers)} identifiers, {p['policy'].action}")
+merge_rare = step(rare.merge_rare_categories, "merge-rare-categories", lambda p: f"k={_value(p['k'])}")
+hold_out = step(utility.split_holdout, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
+evaluate = step(tune.evaluate_value, "evaluate", lambda p: f"{p['parameter']}={_value(p['value'])}")
+search_lattice = step(tune.search_lattice, "search-lattice",
+                      lambda p: f"{len(p['roles'].quasi_identifiers)} quasi-identifiers, {len(p['frame']):,} rows")
+sanitize = step(run_method, "sanitize", lambda p: f"{_sanitizer_settings(p['sanitizer'])}, {len(p['frame']):,} rows")
+measure_privacy = step(privacy_checks, "validate-privacy", lambda p: f"unit {p['release'].unit}")
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
 split_release = step(utility.split_release, "split-release")
-check_utility = step(utility.evaluate_utility, "check-utility")
+check_utility = step(utility.evaluate_utility, "check-utility", lambda p: p["spec"].classifier)
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
-check_output = step(publish.check_output, "check-output")
-build_manifest = step(publish.build_manifest, "build-manifest")
-write_release = step(publish.publish_release, "publish")
+check_output = step(publish.check_output, "check-output", lambda p: f"{len(p['release'].frame):,} rows")
+build_manifest = step(publish.build_manifest, "build-manifest", lambda p: p["release_id"])
+write_release = step(publish.publish_release, "publish", lambda p: p["manifest"].release_id)
+plot_tuning = step(tuning_plot_png, "plot-tuning", lambda p: f"{len(p['trace'].evaluations)} evaluations")
 
 
 def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
@@ -129,25 +189,43 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
     return ingest_report, roles, rare_report, protected.reset_index(drop=True), train, test
 
 
-def tune_method(spec: ReleaseSpec, roles, train, test, everything=None):
-    """The tuning step: the base sanitizer and the trace; evaluations run as parallel Prefect tasks. A lattice
-    search runs on ``everything`` (every input row: the rows a recoding method publishes)."""
+def tune_method(spec: ReleaseSpec, roles, train, test, everything=None, logger=None):
+    """The tuning step: the base sanitizer and the trace; evaluations run as parallel Prefect tasks (named
+    ``evaluate k=45``), each logged with an ``i/N`` count when it ends. A lattice search runs on ``everything``
+    (every input row: the rows a recoding method publishes)."""
     base = build_sanitizer(spec.method, seed=spec.seed)
     rows = train if everything is None else everything
     check = spec.tuning.objective == "best_utility_meeting_policy"
     parameter = spec.tuning.parameter or next(iter(base.tunable), None)
+    progress = {"done": 0, "most": None}
+
+    def plan(most: int | None) -> None:
+        progress["most"] = most
 
     def evaluate_many(values: list[float]):
-        futures = [evaluate.submit(base, parameter, int(v) if float(v).is_integer() else v, train, test, roles,
-                                   spec.utility.classifier, spec.tuning.repeats, spec.privacy, check)
-                   for v in values]
-        return [f.result() for f in futures]
+        futures = []
+        for v in values:
+            value = int(v) if float(v).is_integer() else v
+            futures.append(evaluate.submit(base, parameter, value, train, test, roles, spec.utility.classifier,
+                                           spec.tuning.repeats, spec.privacy, check,
+                                           run_name=f"evaluate {parameter}={_value(value)}"))
+        results = []
+        for f in futures:
+            ev = f.result()
+            results.append(ev)
+            progress["done"] += 1
+            if logger is not None:
+                of = f"/{progress['most']}" if progress["most"] else ""
+                privacy = "n/a" if ev.privacy is None else f"{ev.privacy:.4f}"
+                logger.info("[4/%d] tune: evaluation %d%s: %s=%s accuracy %.4f privacy %s (%.1fs)", STEPS,
+                            progress["done"], of, parameter, _value(ev.value), ev.accuracy, privacy, ev.seconds)
+        return results
 
     # the search itself runs here, in the flow, so that its evaluations can be submitted as parallel tasks
     trace: TuningTrace = tune.tune(spec.tuning, sanitizer=base, domains=base.domains(train, roles), policy=spec.privacy,
                                 sizes=tune.class_sizes(train, roles), evaluate_many=evaluate_many,
                                 suggest=lambda t: base.suggest(train, roles, t),
-                                search=lambda: search_lattice(base, rows, roles))
+                                search=lambda: search_lattice(base, rows, roles), plan=plan)
     if trace.lattice is not None:
         return base.with_params(**{trace.parameter: dict(trace.lattice.node)}), trace
     chosen = base if trace.parameter is None or trace.chosen is None else base.with_params(
@@ -156,12 +234,53 @@ def tune_method(spec: ReleaseSpec, roles, train, test, everything=None):
 
 
 
+def artifact_key(dataset: str, kind: str) -> str:
+    """A Prefect artifact key per dataset (lowercase letters, digits and dashes only), so that the UI keeps one
+    history per dataset and kind: ``ppdp-census-demo-release``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", dataset.lower()).strip("-") or "dataset"
+    return f"ppdp-{slug}-{kind}"
+
+
+def publish_artifacts(manifest, folder) -> None:
+    """The release's summary as a markdown and a table artifact (aggregates only, as in ``report.html``)."""
+    from prefect.artifacts import create_markdown_artifact, create_table_artifact
+
+    from ppdp.tasks.report import report_markdown, report_table
+
+    create_markdown_artifact(markdown=report_markdown(manifest), key=artifact_key(manifest.dataset, "release"),
+                             description=f"ppdp release {manifest.release_id}: what was published and how safe it is")
+    create_table_artifact(table=report_table(manifest), key=artifact_key(manifest.dataset, "claims"),
+                          description=f"ppdp release {manifest.release_id}: privacy claims and key figures")
+
+
+def refusal_artifact(dataset: str | None, release_id: str, exc: Exception) -> None:
+    """A refused release leaves a markdown artifact too (the kind of refusal only: its message is in the audit
+    trail), so the dataset's history in the UI shows it."""
+    if not dataset:
+        return
+    try:
+        _refusal_markdown(dataset, release_id, exc)
+    except Exception:  # noqa: BLE001 - the refusal is audited; its artifact is a courtesy
+        pass
+
+
+def _refusal_markdown(dataset: str, release_id: str, exc: Exception) -> None:
+    from prefect.artifacts import create_markdown_artifact
+
+    kind = type(exc).__name__ if isinstance(exc, PpdpError) else "internal error"
+    create_markdown_artifact(
+        markdown=f"# Release {release_id} of `{dataset}` was refused\n\nRefusal: **{kind}**. Nothing was published. "
+                 "The reason is in the publish root's audit trail (`ppdp audit show`).\n",
+        key=artifact_key(dataset, "release"), description=f"ppdp release {release_id}: refused")
+
+
 # -- the flows ---------------------------------------------------------------------------------------------
-@flow(name="ppdp-release", persist_result=False, log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))
+@flow(name="ppdp-release", persist_result=False, log_prints=False, task_runner=SpecTaskRunner())
 def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:  # or a Failed state
     """Run one release from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused (nothing
     published)."""
     logger = get_run_logger()
+    one_blas_thread_from_now_on()  # parallel evaluations: one BLAS thread each (see ppdp.tasks.core.blas)
     overrides = list(overrides or [])
     started = datetime.now(UTC)
     release_id = publish.new_release_id(started)
@@ -175,7 +294,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         ingest_report, roles, rare_report, protected, train, test = prepare(spec, logger)
         known["input_sha256"] = ingest_report.input_sha256
         every_row = method_class(spec.method.name).covers_every_row
-        sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None)
+        sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
         logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
         # a recoding (generalization) publishes every input row; the other methods publish the training rows (the
         # held-out rows are never sanitized nor published)
@@ -183,15 +302,19 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         release, method = sanitize(sanitizer, source, roles)
         logger.info("[5/%d] sanitize: %d records, unit %s (%.2fs)", STEPS, len(release.frame), release.unit,
                     method.seconds)
-        privacy = enforce_privacy(measure_privacy(source, release, roles, spec))
-        logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
+        # privacy and utility are measured in parallel (submitted tasks: Dask tasks on a Dask runner); the privacy
+        # gates are enforced first, as before
+        measured = measure_privacy.submit(source, release, roles, spec)
         if every_row:  # utility on the published table: its rows of the training split against its held-out rows
             published_train, published_test = split_release(release, protected, roles.class_column,
                                                             spec.utility.test_fraction, spec.seed)
-            util = enforce_utility(check_utility(train, published_train, test, roles, spec.utility, spec.seed,
-                                                 published_test))
+            checked = check_utility.submit(train, published_train, test, roles, spec.utility, spec.seed,
+                                           published_test)
         else:
-            util = enforce_utility(check_utility(train, release.frame, test, roles, spec.utility, spec.seed))
+            checked = check_utility.submit(train, release.frame, test, roles, spec.utility, spec.seed)
+        privacy = enforce_privacy(measured.result())
+        logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
+        util = enforce_utility(checked.result())
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
         for d in util.delta_r:
             logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
@@ -200,11 +323,16 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
             ingest=ingest_report, release=release, method=method, privacy=privacy, utility=util, tuning=trace,
             output_checks=output_checks, rare=rare_report, flow_run_id=run_id)
-        plot = tuning_plot_png(trace)
+        plot = plot_tuning(trace)
         folder, manifest, _ = write_release(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)
         logger.info("[8/%d] published %s", STEPS, folder)
+        try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
+            publish_artifacts(manifest, folder)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("release artifacts not created (%s)", type(exc).__name__)
         return ReleaseResult(
             release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
+            report=str(folder / "report.html") if (folder / "report.html").is_file() else None,
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
             accuracy_original=util.accuracy_original, claims=privacy.claims,
             tuning_rule=trace.rule, tuned=None if trace.parameter is None else
@@ -216,6 +344,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)
         audit.record_refusal(root, release_id=release_id, dataset=spec.dataset if spec else None, error=exc,
                              started_at=started, flow_run_id=run_id, **known)
+        refusal_artifact(spec.dataset if spec else None, release_id, exc)
         # raised to the caller; the state's message (stored by Prefect) names the kind of refusal only
         return Failed(message=f"release refused ({type(exc).__name__}; see the audit trail)", data=exc)
     except Exception as exc:  # an unexpected failure is recorded too, by type only (messages may hold data)
@@ -223,18 +352,20 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
                              dataset=spec.dataset if spec else None,
                              error=PpdpError(f"internal error ({type(exc).__name__})"), started_at=started,
                              flow_run_id=run_id, **known)
+        refusal_artifact(spec.dataset if spec else None, release_id, exc)
         return Failed(message=f"internal error ({type(exc).__name__})", data=exc)
 
 
-@flow(name="ppdp-tune", persist_result=False, log_prints=False, task_runner=ThreadPoolTaskRunner(max_workers=2))
+@flow(name="ppdp-tune", persist_result=False, log_prints=False, task_runner=SpecTaskRunner())
 def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace:  # or a Failed state
     """Only the tuning: ingest, tag, hold out, evaluate values; returns the trace (nothing is published)."""
     logger = get_run_logger()
+    one_blas_thread_from_now_on()
     try:
         spec = load_spec(spec_path, list(overrides or []))
         _, roles, _, protected, train, test = prepare(spec, logger, check_root=False)
         every_row = method_class(spec.method.name).covers_every_row
-        _, trace = tune_method(spec, roles, train, test, protected if every_row else None)
+        _, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
         logger.info("tune (%s): %s", trace.strategy, trace.rule)
         return trace
     except PpdpError as exc:

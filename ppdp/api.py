@@ -9,7 +9,9 @@
 >>> ppdp.validate_release("releases/census/20261126T...")              # a published release's claims
 
 ``sanitize`` runs only the method: the release flow (``ppdp run``) adds the input suite, tagging, identifier
-protection, the rare-value rule, tuning, the gates and the audited publication.
+protection, the rare-value rule, tuning, the gates and the audited publication. ``ppdp.release(spec_path)`` and
+``ppdp.tune(spec_path)`` run those flows from a spec, like ``ppdp run`` and ``ppdp tune`` (``runner="dask"``: on a
+local Dask cluster).
 """
 
 from __future__ import annotations
@@ -109,3 +111,26 @@ def _read(path: Path) -> pd.DataFrame:
     from ppdp.tasks.privacy.validate import read_table_file
 
     return read_table_file(path)
+
+
+def release(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runner: str | None = None):
+    """Run a release from a spec file, as ``ppdp run`` does (ingest, tag, tune, sanitize, validate, check utility,
+    publish, audit) and return its :class:`~ppdp.schemas.manifest.ReleaseResult`; raise
+    :class:`~ppdp.tasks.core.errors.PpdpError` when refused (nothing published, the refusal audited).
+
+    ``overrides`` are ``--set`` items (``"seed=11"``); ``runner`` is a ``--runner`` value (``thread``, ``dask``,
+    ``dask=tcp://host:port``), otherwise the spec's ``runner`` section decides."""
+    from ppdp.flows.release import release_flow
+    from ppdp.flows.runners import call_flow
+
+    return call_flow(release_flow, spec, list(overrides), runner)
+
+
+def tune(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runner: str | None = None):
+    """Only tune the spec's method parameter, as ``ppdp tune`` does; return the
+    :class:`~ppdp.schemas.reports.TuningTrace` (nothing is published). ``overrides`` and ``runner`` as for
+    :func:`release`."""
+    from ppdp.flows.release import tune_flow
+    from ppdp.flows.runners import call_flow
+
+    return call_flow(tune_flow, spec, list(overrides), runner)

@@ -39,8 +39,8 @@ class FileHierarchy(StrictModel):
     A relative ``file`` is resolved against the spec's folder. Every row must have the same number of fields.
     """
 
-    type: Literal["file"] = "file"
-    file: Path
+    type: Literal["file"] = Field("file", description="selects this kind of hierarchy")
+    file: Path = Field(..., description="the hierarchy CSV; a relative path resolves against the spec file's folder")
 
 
 class IntervalHierarchy(StrictModel):
@@ -54,8 +54,10 @@ class IntervalHierarchy(StrictModel):
     interval is closed, ``[80-90]``; integer columns get integer bounds.
     """
 
-    type: Literal["intervals"] = "intervals"
-    binning: Literal["equal_width", "quantile"] = "equal_width"
+    type: Literal["intervals"] = Field("intervals", description="selects this kind of hierarchy")
+    binning: Literal["equal_width", "quantile"] = Field(
+        "equal_width", description="how level 1 is cut: equal_width (intervals of equal, rounded width) or quantile "
+        "(intervals holding about the same number of rows)")
     bins: int = Field(16, ge=2, le=MAX_SETTING, description="about how many intervals the finest level (level 1) "
                                                              "has")
     fanout: int = Field(2, ge=2, le=MAX_SETTING, description="intervals merged into one at each further level")
@@ -64,7 +66,7 @@ class IntervalHierarchy(StrictModel):
 class DateHierarchy(StrictModel):
     """Dates: day (``2020-03-14``) -> month (``2020-03``) -> quarter (``2020-Q1``) -> year (``2020``) -> ``*``."""
 
-    type: Literal["dates"] = "dates"
+    type: Literal["dates"] = Field("dates", description="selects this kind of hierarchy")
 
 
 class PrefixHierarchy(StrictModel):
@@ -72,14 +74,14 @@ class PrefixHierarchy(StrictModel):
     ``130**`` -> ... -> ``*``. Values of unequal length are masked from the right keeping their length (the
     longest value sets the number of levels; a shorter value is fully masked earlier and stays so)."""
 
-    type: Literal["prefix"] = "prefix"
+    type: Literal["prefix"] = Field("prefix", description="selects this kind of hierarchy")
     step: int = Field(1, ge=1, le=MAX_SETTING, description="characters masked at each level")
 
 
 class FlatHierarchy(StrictModel):
     """One level: every value -> ``*`` (a category is either kept or fully suppressed)."""
 
-    type: Literal["flat"] = "flat"
+    type: Literal["flat"] = Field("flat", description="selects this kind of hierarchy")
 
 
 class TreeHierarchy(StrictModel):
@@ -94,8 +96,9 @@ class TreeHierarchy(StrictModel):
     gives the rows a1;A;* and b;b;*), so every value has the same number of levels.
     """
 
-    type: Literal["tree"] = "tree"
-    tree: dict[str, Any]
+    type: Literal["tree"] = Field("tree", description="selects this kind of hierarchy")
+    tree: dict[str, Any] = Field(..., description="the category tree as a nested mapping, root first: inner keys "
+                                                  "label groups, leaves are the column's categories")
 
     @field_validator("tree")
     @classmethod

@@ -29,16 +29,20 @@ AuditStatus = Literal["published", "rejected", "error", "pending", "rolled_back"
 
 
 class Versions(BaseModel):
+    """Versions of the software that shaped the release, read from the installed distributions (``not installed``
+    for one that is absent)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    ppdp: str
-    python: str
-    prefect: str
-    pandas: str
-    numpy: str
-    scikit_learn: str
-    pyarrow: str
-    great_expectations: str
+    ppdp: str = Field(..., description="version of the ppdp package that ran the release")
+    python: str = Field(..., description="version of the Python interpreter (e.g. 3.11.9)")
+    prefect: str = Field(..., description="version of Prefect, the flow engine that ran the steps")
+    pandas: str = Field(..., description="version of pandas")
+    numpy: str = Field(..., description="version of NumPy")
+    scikit_learn: str = Field(..., description="version of scikit-learn (utility classifiers, k-means)")
+    pyarrow: str = Field(..., description="version of pyarrow (reads the input, writes data.parquet)")
+    great_expectations: str = Field(..., description="version of Great Expectations (the input and output "
+                                                     "suites)")
 
 
 class ColumnTreatment(BaseModel):
@@ -47,10 +51,13 @@ class ColumnTreatment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     position: int = Field(..., description="0-based position in the input")
-    name: str
-    role: Role
-    treatment: Treatment
-    reason: str
+    name: str = Field(..., description="the column's name in the input header")
+    role: Role = Field(..., description="the column's privacy role (declared in the spec or given by tagging)")
+    treatment: Treatment = Field(
+        ..., description="what happened to the column: dropped (not published), pseudonymized (each cell replaced "
+        "by a keyed HMAC-SHA256 pseudonym), generalized, aggregated, synthesized, perturbed, or kept as it was")
+    reason: str = Field(..., description="why: the declaration or tagging rule, then what the method did (one "
+                                         "line naming rules and columns, never a value)")
     rare_cells: int = Field(0, description="cells whose value occurred fewer than k times in the input, merged "
                                            "into a token or suppressed before sanitizing")
 
@@ -69,34 +76,45 @@ class Manifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    release_id: str
-    dataset: str
-    created_at: datetime
-    status: Literal["published"] = "published"
-    input_sha256: str
-    output_sha256: str | None = None
-    rows: int
-    columns: list[str]
+    release_id: str = Field(..., description="the release's id and folder name: the run's UTC start time "
+                                             "(YYYYMMDDTHHMMSSZ), a dash and 8 random hex digits")
+    dataset: str = Field(..., description="the spec's dataset name (the release folder is "
+                                          "<publish root>/<dataset>/<release_id>)")
+    created_at: datetime = Field(..., description="when the release run started (ISO 8601, UTC)")
+    status: Literal["published"] = Field("published", description="always published: only a published release "
+                                                                  "has a manifest")
+    input_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the input file's bytes")
+    output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet; null only in "
+                                                        "the copy hashed into data.parquet's ppdp.manifest_sha256")
+    rows: int = Field(..., description="rows published in data.parquet")
+    columns: list[str] = Field(..., description="names of the columns published in data.parquet, in file order")
     unit: Unit = Field(..., description="what the privacy claims are measured over")
     group_column: str | None = Field(None, description="the published column holding each row's generating "
                                                        "group (generating_group releases)")
     treatments: list[ColumnTreatment] = Field(..., description="every input column, in input order")
-    spec: ReleaseSpec
-    spec_sha256: str
-    roles: Roles
+    spec: ReleaseSpec = Field(..., description="the release spec as the run used it: --set overrides applied, "
+                                               "paths made absolute, method parameters inherited from the policy "
+                                               "filled in")
+    spec_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the resolved spec's canonical JSON "
+                                              "(sorted keys, no whitespace)")
+    roles: Roles = Field(..., description="every input column's role, encoding kind and the reason (tagging step)")
     rare_categories: RareCategoryReport | None = Field(
         None, description="the rare-value rule: categorical values seen fewer than k times merged or suppressed")
-    ingest: IngestReport
-    method: MethodRecord
-    seed: int
-    privacy: PrivacyReport
-    utility: UtilityReport
-    tuning: TuningTrace
+    ingest: IngestReport = Field(..., description="what the ingest step read and checked (counts and hashes)")
+    method: MethodRecord = Field(..., description="the sanitization method as it actually ran, every parameter "
+                                                  "included")
+    seed: int = Field(..., description="the spec's seed, from which every random choice of the run derives")
+    privacy: PrivacyReport = Field(..., description="privacy measured on the published table over its unit, and "
+                                                    "the claims the release makes")
+    utility: UtilityReport = Field(..., description="classifier accuracy of the release against the original, "
+                                                    "information loss and the utility gates")
+    tuning: TuningTrace = Field(..., description="how the method's tunable parameter was chosen")
     output_checks: list[ExpectationOutcome] = Field(
         default_factory=list, description="the output suite (Great Expectations) run on the frame before writing"
     )
-    versions: Versions
-    flow_run_id: str | None
+    versions: Versions = Field(..., description="versions of the software that shaped the release")
+    flow_run_id: str | None = Field(..., description="id of the Prefect flow run that made the release (a UUID); "
+                                                     "null outside a flow run")
 
 
 class AuditEntry(BaseModel):
@@ -109,27 +127,39 @@ class AuditEntry(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    seq: int
-    trail_id: str
-    release_id: str
-    dataset: str
-    status: AuditStatus
-    completes: int | None = None
-    reason: str
-    spec_sha256: str | None
-    input_sha256: str | None
-    output_sha256: str | None
-    manifest_sha256: str | None
-    files: dict[str, str] | None = None
-    started_at: datetime
-    finished_at: datetime
-    user: str
-    host: str
-    flow_run_id: str | None
-    key_id: str
-    prev_hash: str
-    entry_hash: str
-    signature: str
+    seq: int = Field(..., description="the entry's sequence number in the trail: 1 for the first, then consecutive")
+    trail_id: str = Field(..., description="random id of the trail (32 hex digits), fixed by its first entry and "
+                                           "shared by every entry")
+    release_id: str = Field(..., description="the id of the release (or refused run) the entry records")
+    dataset: str = Field(..., description="the spec's dataset name (unknown when the spec could not be read)")
+    status: AuditStatus = Field(
+        ..., description="published, rejected (a gate failed), error (the run failed), pending (written before the "
+        "release folder is renamed into place) or rolled_back (a pending publish undone)")
+    completes: int | None = Field(None, description="seq of the pending entry this published or rolled_back entry "
+                                                    "resolves; null otherwise")
+    reason: str = Field(..., description="why, in one line (whitespace collapsed, at most 2,000 characters); never "
+                                         "a data value")
+    spec_sha256: str | None = Field(..., description="SHA-256 of the resolved spec's canonical JSON; null when the "
+                                                     "spec could not be loaded")
+    input_sha256: str | None = Field(..., description="SHA-256 of the input file; null when it was not read")
+    output_sha256: str | None = Field(..., description="SHA-256 of data.parquet; null when nothing was published")
+    manifest_sha256: str | None = Field(..., description="SHA-256 of the manifest's canonical JSON with "
+                                                         "output_sha256 null (as in the Parquet metadata); null when "
+                                                         "nothing was published")
+    files: dict[str, str] | None = Field(None, description="published and pending entries: each file of the release "
+                                                           "folder (its name) -> its SHA-256; null otherwise")
+    started_at: datetime = Field(..., description="when the run started (ISO 8601, UTC)")
+    finished_at: datetime = Field(..., description="when the entry was written (ISO 8601, UTC)")
+    user: str = Field(..., description="the operating-system user who ran it (unknown when it cannot be told)")
+    host: str = Field(..., description="the host name of the machine that ran it")
+    flow_run_id: str | None = Field(..., description="id of the Prefect flow run; null outside a flow run")
+    key_id: str = Field(..., description="id of the signing key: ed25519: or hmac-sha256: and 32 hex digits of "
+                                         "its fingerprint")
+    prev_hash: str = Field(..., description="entry_hash of the previous entry (64 zeros for the first entry)")
+    entry_hash: str = Field(..., description="SHA-256 (64 hex digits) of the canonical JSON of every other field "
+                                             "but signature")
+    signature: str = Field(..., description="signature of entry_hash by the key key_id, in hex (Ed25519: 128 "
+                                            "digits; HMAC-SHA256: 64)")
 
 
 class ReleaseResult(BaseModel):
@@ -141,6 +171,7 @@ class ReleaseResult(BaseModel):
     status: Status
     reason: str
     folder: str | None = None
+    report: str | None = Field(None, description="path of the release's report.html")
     unit: str | None = None
     k: int | None = None
     claims: list[Claim] = Field(default_factory=list, description="the privacy claims of the release")

@@ -28,12 +28,16 @@ class PrivacyThresholds(StrictModel):
     alpha: float | None = Field(None, gt=0, le=1, description="(alpha,k)-anonymity: max share of one sensitive "
                                                              "value in a class")
     l: int | None = Field(None, ge=2, description="l-diversity: minimum diversity of sensitive values per class")
-    l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
+    l_variant: Literal["distinct", "entropy", "recursive"] = Field(
+        "distinct", description="the l-diversity the gate l checks: distinct (distinct sensitive values per class), "
+        "entropy (exp of the class entropy of the sensitive values) or recursive ((c,l)-diversity, needs c)")
     c: float | None = Field(None, gt=0, description="recursive (c,l)-diversity: the constant c")
     t: float | None = Field(None, ge=0, le=1, description="t-closeness: max EMD between a class and the table")
     delta: float | None = Field(None, gt=0, description="delta-disclosure privacy: max |log(p_class / p_table)|")
     beta: float | None = Field(None, gt=0, description="beta-likeness: max relative gain of a sensitive value")
-    beta_variant: Literal["basic", "enhanced"] = "enhanced"
+    beta_variant: Literal["basic", "enhanced"] = Field(
+        "enhanced", description="the beta-likeness the gate beta checks: basic (relative gain (p_class - p_table) / "
+        "p_table) or enhanced (that gain capped at -ln p_table)")
     hierarchies: dict[str, Path] = Field(
         default_factory=dict,
         description="sensitive column -> generalization hierarchy CSV (ARX format, ';'), for hierarchical "
@@ -43,7 +47,8 @@ class PrivacyThresholds(StrictModel):
     max_average_risk: float | None = Field(None, gt=0, le=1, description="average 1/|class| over records")
     max_records_at_risk: float | None = Field(None, ge=0, le=1,
                                               description="share of records whose risk exceeds risk_threshold")
-    risk_threshold: float = Field(0.2, gt=0, le=1)
+    risk_threshold: float = Field(0.2, gt=0, le=1, description="record risk (1/|class|) above which a record counts "
+                                                               "as at risk, for max_records_at_risk")
     max_marketer_risk: float | None = Field(None, ge=0, le=1, description="classes / records")
     max_sample_uniques: float | None = Field(None, ge=0, le=1, description="share of records alone in a class")
     max_journalist_risk: float | None = Field(None, gt=0, le=1,

@@ -10,6 +10,8 @@ from ppdp.schemas.base import ColumnKind, Role
 
 
 class Report(BaseModel):
+    """Base of every step report: unknown keys are rejected."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -17,24 +19,30 @@ class Report(BaseModel):
 class ExpectationOutcome(Report):
     """One Great Expectations result, reduced to counts (GX's own results may carry raw values)."""
 
-    expectation: str
-    column: str | None = None
-    success: bool
-    unexpected_count: int | None = None
-    element_count: int | None = None
+    expectation: str = Field(..., description="the expectation's type (e.g. expect_column_values_to_not_be_null)")
+    column: str | None = Field(None, description="the column it checks; null for a table-level expectation")
+    success: bool = Field(..., description="whether the expectation held")
+    unexpected_count: int | None = Field(None, description="cells that failed it; null when Great Expectations "
+                                                           "reports no count")
+    element_count: int | None = Field(None, description="cells (rows) it looked at; null when not reported")
     observed: float | None = Field(None, description="an aggregate (a size or count), only for ppdp's own "
                                                      "expectations and table row/column counts")
 
 
 class IngestReport(Report):
-    path: str
-    format: Literal["csv", "parquet"]
-    rows: int
-    columns: list[str]
-    input_sha256: str
-    suite: str
-    expectation_count: int
-    expectations: list[ExpectationOutcome]
+    """What the ingest step read and checked: the input file, its shape and hash, and the input suite's outcomes
+    (counts only)."""
+
+    path: str = Field(..., description="the input file as read (the spec's source.path, resolved)")
+    format: Literal["csv", "parquet"] = Field(..., description="the file format the input was read as")
+    rows: int = Field(..., description="data rows read from the input (a CSV header excluded)")
+    columns: list[str] = Field(..., description="the input's column names, in file order")
+    input_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the input file's bytes")
+    suite: str = Field(..., description="name of the Great Expectations suite the input was validated against")
+    expectation_count: int = Field(..., description="expectations in that suite (ppdp's base input suite and "
+                                                    "those derived from the spec)")
+    expectations: list[ExpectationOutcome] = Field(..., description="the outcome of every expectation, in suite "
+                                                                     "order (counts only)")
 
     @property
     def failed(self) -> list[ExpectationOutcome]:
@@ -43,12 +51,18 @@ class IngestReport(Report):
 
 # -- tag ---------------------------------------------------------------------------------------------
 class ColumnTag(Report):
-    name: str
-    role: Role
-    kind: ColumnKind
-    source: Literal["declared", "auto"]
-    reason: str
-    order: list[str] | None = Field(None, description="declared category order of an ordinal column")
+    """One input column as tagging left it: its role, encoding kind, where the role came from and why."""
+
+    name: str = Field(..., description="the column's name in the input header")
+    role: Role = Field(..., description="the column's privacy role")
+    kind: ColumnKind = Field(..., description="how the column is encoded for the numeric methods (declared, or "
+                                              "inferred from the data)")
+    source: Literal["declared", "auto"] = Field(..., description="declared: the role comes from the spec's "
+                                                                 "columns; auto: automatic tagging gave it")
+    reason: str = Field(..., description="why the column has this role: the declaration or the tagging rule that "
+                                         "fired (one line, never a value)")
+    order: list[str] | None = Field(None, description="category order of an ordinal column, lowest first, as "
+                                                      "declared in the spec")
     position: int | None = Field(None, ge=0, description="0-based position of the column in the input (set by "
                                                          "tagging)")
     treatment: Literal["dropped", "pseudonymized"] | None = Field(
@@ -58,7 +72,7 @@ class ColumnTag(Report):
 class Roles(Report):
     """The role of every input column, with the reason it was given."""
 
-    columns: list[ColumnTag]
+    columns: list[ColumnTag] = Field(..., description="every input column, in input order")
 
     def names(self, role: Role) -> list[str]:
         return [c.name for c in self.columns if c.role is role]
@@ -106,7 +120,7 @@ class RareCategoryColumn(Report):
     """What the rare-value rule did to one categorical column (counts only, never a value)."""
 
     position: int | None = Field(None, description="0-based position of the column in the input")
-    name: str
+    name: str = Field(..., description="the column's name in the input header")
     action: Literal["merged", "merged_adjacent", "suppressed", "rows_removed"] = Field(
         ..., description="merged: into the token; merged_adjacent: into the nearest frequent category of the "
         "declared order; suppressed: set missing; rows_removed: class column, the rows were left out")
@@ -118,11 +132,13 @@ class RareCategoryColumn(Report):
 class RareCategoryReport(Report):
     """The rare-value rule: no published categorical cell holds a value seen fewer than k times in the input."""
 
-    k: int = Field(..., ge=1)
+    k: int = Field(..., ge=1, description="a categorical value seen fewer than k times in the input is rare (the "
+                                          "spec's privacy.k, or 2)")
     columns_checked: int = Field(..., ge=0, description="categorical columns the rule was applied to")
     columns: list[RareCategoryColumn] = Field(default_factory=list, description="columns that had rare values")
-    rows_in: int = Field(..., ge=0)
-    rows_out: int = Field(..., ge=0)
+    rows_in: int = Field(..., ge=0, description="input rows before the rule")
+    rows_out: int = Field(..., ge=0, description="rows after the rule (fewer only when rows with a rare class value "
+                                                 "were left out)")
 
     @property
     def rows_removed(self) -> int:
@@ -141,12 +157,16 @@ class Evaluation(Report):
     privacy: float | None = Field(None, description="the unit's privacy figure (generating_group: paper 000's "
                                                     "confidence-interval privacy; record: DCR quantile; "
                                                     "equivalence_class: k), mean of runs")
-    accuracy: float
-    per_class: dict[str, float]
+    accuracy: float = Field(..., description="accuracy (share of held-out rows classified correctly, 0 to 1) of the "
+                                             "spec's classifier trained on the release made with this value, mean "
+                                             "of runs")
+    per_class: dict[str, float] = Field(..., description="recall per class (0 to 1), mean of runs, keyed by class "
+                                                         "number ('class #0', ... in sorted label order), never by "
+                                                         "label")
     meets_policy: bool | None = Field(None, description="every privacy gate passed (objective "
                                                         "best_utility_meeting_policy only)")
-    runs: int
-    seconds: float
+    runs: int = Field(..., description="releases made and measured with this value (tuning.repeats, one seed each)")
+    seconds: float = Field(..., description="wall-clock seconds spent on this value, all runs")
 
     @property
     def k(self) -> int:
@@ -164,41 +184,56 @@ class LatticeSearch(Report):
     visited: int = Field(..., description="nodes the search touched (checked or tagged by monotonicity)")
     total: int = Field(..., description="nodes in the lattice")
     classes: int = Field(..., description="equivalence classes of the chosen node (suppressed records aside)")
-    suppressed_rows: int = 0
-    seconds: float = 0.0
+    suppressed_rows: int = Field(0, description="records suppressed at the chosen node (published with every "
+                                                "quasi-identifier '*')")
+    seconds: float = Field(0.0, description="wall-clock seconds of the search, preparation included")
 
 
 class TuningTrace(Report):
-    strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"]
+    """The tuning step's trace: the strategy, the bounds searched, every value evaluated and the rule that chose
+    the method's tunable parameter (paper 000's tuning)."""
+
+    strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"] = Field(
+        ..., description="the tuning strategy used (the spec's tuning.strategy)")
     parameter: str | None = Field(None, description="the tuned parameter (None: the method has none)")
-    objective: str = "most_privacy_within_gap"
+    objective: str = Field("most_privacy_within_gap", description="the tuning objective (the spec's "
+                                                                  "tuning.objective)")
     safer: Literal["larger", "smaller"] | None = Field(None, description="which direction of the parameter is safer")
     low: float | None = Field(None, description="lower bound searched")
     high: float | None = Field(None, description="upper bound searched")
     threshold: float | None = Field(None, description="the policy threshold on the parameter (privacy.k for k)")
-    accuracy_gap: float | None = None
-    class_sizes: dict[str, int] = Field(default_factory=dict)
+    accuracy_gap: float | None = Field(None, description="the accuracy-gap threshold t_a, relative (the spec's "
+                                                         "tuning.accuracy_gap)")
+    class_sizes: dict[str, int] = Field(default_factory=dict, description="training rows per class, keyed by class "
+                                        "number ('class #0', ... in sorted label order; '(all)' without a class "
+                                        "column), never by label")
     suggested: float | None = Field(None, description="the method's own suggestion (condensation: approximate GCD)")
     candidates: int = Field(0, description="values the strategy considered")
-    evaluations: list[Evaluation] = Field(default_factory=list)
-    chosen: int | float | None
+    evaluations: list[Evaluation] = Field(default_factory=list, description="every value evaluated on the "
+                                          "held-out rows, by increasing value (empty when none was evaluated)")
+    chosen: int | float | None = Field(..., description="the chosen value (an integer for an integer parameter); "
+                                                        "null when the method has no tunable parameter or the "
+                                                        "lattice strategy chose a node (lattice.node)")
     lattice: LatticeSearch | None = Field(None, description="the lattice strategy's search and chosen node")
     rule: str = Field(..., description="why this value was chosen, in one line")
-    seconds: float = 0.0
+    seconds: float = Field(0.0, description="wall-clock seconds of the tuning step")
 
 
 # -- sanitize ----------------------------------------------------------------------------------------
 class MethodRecord(Report):
     """The method as it actually ran: every parameter, the tuned one included."""
 
-    name: str
+    name: str = Field(..., description="the method's name (the spec's method.name)")
     params: dict[str, JsonValue] = Field(..., description="every parameter as the method ran (JSON values: a "
                                                           "generalization's levels and hierarchies are mappings)")
-    unit: Literal["equivalence_class", "generating_group", "record"]
+    unit: Literal["equivalence_class", "generating_group", "record"] = Field(
+        ..., description="the method's privacy unit: what its privacy is measured over")
     groups: int | None = Field(None, description="generating groups or equivalence classes formed (None: record)")
-    suppressed_rows: int = 0
-    suppressed_cells: dict[str, int] = Field(default_factory=dict)
-    seconds: float
+    suppressed_rows: int = Field(0, description="input rows the method left out of the release")
+    suppressed_cells: dict[str, int] = Field(default_factory=dict, description="column -> cells the method "
+                                             "suppressed in it (set missing or '*'); a column without any may be "
+                                             "absent")
+    seconds: float = Field(..., description="wall-clock seconds the method took to sanitize")
 
 
 # -- privacy -----------------------------------------------------------------------------------------
@@ -207,11 +242,14 @@ class Claim(Report):
 
     name: str = Field(..., description="the gate (a privacy key of the spec)")
     measure: str = Field("", description="what is measured, over what")
-    unit: Literal["equivalence_class", "generating_group", "record"] | None = None
-    value: float | None
-    threshold: float
-    comparison: Literal[">=", "<=", "<"] = ">="
-    passed: bool
+    unit: Literal["equivalence_class", "generating_group", "record"] | None = Field(
+        None, description="the privacy unit the measure is taken over; null for a utility gate")
+    value: float | None = Field(..., description="the measured value; null when it could not be computed (the "
+                                                 "claim then fails: fail closed)")
+    threshold: float = Field(..., description="the policy's threshold the value is compared with")
+    comparison: Literal[">=", "<=", "<"] = Field(">=", description="the claim holds when value <comparison> "
+                                                                   "threshold")
+    passed: bool = Field(..., description="whether the claim holds")
     recheck: Literal["published", "original"] = Field(
         "published", description="published: from the published table alone; original: also needs the original "
                                  "input (ppdp validate --release DIR --original PATH)")
@@ -225,16 +263,29 @@ class AnonymityMeasures(Report):
     """The models pyCANON computes, named and shaped as pyCANON's functions return them, over the equivalence
     classes (synthetic releases: the generating groups) and every sensitive attribute (the worst counts)."""
 
-    k_anonymity: int
-    alpha_k_anonymity: tuple[float | None, int] | None = None
-    l_diversity: int | None = None
-    entropy_l_diversity: int | None = None
+    k_anonymity: int = Field(..., description="k: records in the smallest class (0 for an empty table)")
+    alpha_k_anonymity: tuple[float | None, int] | None = Field(
+        None, description="(alpha, k): the largest share of one sensitive value in a class, and k; null without a "
+                          "sensitive attribute")
+    l_diversity: int | None = Field(None, description="distinct l-diversity: fewest distinct sensitive values in a "
+                                                      "class; null without a sensitive attribute")
+    entropy_l_diversity: int | None = Field(
+        None, description="entropy l-diversity as pyCANON returns it: int(exp(least class entropy of the "
+                          "sensitive values)); null without a sensitive attribute")
     recursive_c_l_diversity: tuple[float | None, int] | None = Field(
         None, description="(c, l); c is null where pyCANON returns NaN (l = 1)")
-    t_closeness: float | None = None
-    delta_disclosure: float | None = None
-    basic_beta_likeness: float | None = None
-    enhanced_beta_likeness: float | None = None
+    t_closeness: float | None = Field(
+        None, description="t: the largest Earth Mover's Distance between a class's sensitive-value distribution and "
+                          "the table's (0 to 1); null without a sensitive attribute")
+    delta_disclosure: float | None = Field(
+        None, description="delta: the largest |ln(p_class / p_table)| over classes and the sensitive values present "
+                          "in them; null without a sensitive attribute")
+    basic_beta_likeness: float | None = Field(
+        None, description="basic beta: the largest relative gain (p_class - p_table) / p_table of a sensitive value "
+                          "in a class; null without a sensitive attribute")
+    enhanced_beta_likeness: float | None = Field(
+        None, description="enhanced beta: basic beta capped at the largest -ln(p_table) of a sensitive value "
+                          "(pyCANON's reading); null without a sensitive attribute")
     entropy_l_value: float | None = Field(None, description="exp(min entropy) before pyCANON's int truncation")
     hierarchical_t_closeness: float | None = Field(None, description="t with hierarchical-distance EMD, "
                                                                      "when a hierarchy is given")
@@ -243,14 +294,23 @@ class AnonymityMeasures(Report):
 class RiskMeasures(Report):
     """Re-identification risk (ARX's attacker models) over the equivalence classes."""
 
-    prosecutor_max: float
-    prosecutor_average: float
-    records_at_risk: float
-    risk_threshold: float
-    journalist_max: float | None = None
-    journalist_average: float | None = None
-    marketer: float
-    sample_uniques: float
+    prosecutor_max: float = Field(..., description="highest record risk under the prosecutor model: 1 / records "
+                                                   "in the smallest class (0 to 1)")
+    prosecutor_average: float = Field(..., description="average prosecutor risk (ARX's success rate): classes / "
+                                                       "records")
+    records_at_risk: float = Field(..., description="share of records whose prosecutor risk 1/|class| exceeds "
+                                                    "risk_threshold")
+    risk_threshold: float = Field(..., description="record risk above which a record counts as at risk (the spec's "
+                                                   "privacy.risk_threshold)")
+    journalist_max: float | None = Field(None, description="highest journalist risk: 1 / the smallest population "
+                                                           "class of a published record; null without a population "
+                                                           "table")
+    journalist_average: float | None = Field(
+        None, description="average journalist risk: max(classes / population records in those classes, marketer); "
+                          "null without a population table")
+    marketer: float = Field(..., description="marketer risk: mean over records of 1/|class| (the population class "
+                                             "with a population table), the expected share re-identified")
+    sample_uniques: float = Field(..., description="share of records alone in their class")
 
 
 class SyntheticMeasures(Report):
@@ -258,7 +318,10 @@ class SyntheticMeasures(Report):
 
     linkage_risk: float | None = Field(None, description="share of original records whose nearest released "
                                                          "record came from their own group")
-    dcr_quantiles: dict[str, float] = Field(default_factory=dict, description="distance to closest record")
+    dcr_quantiles: dict[str, float] = Field(
+        default_factory=dict, description="quantiles (keys q01, q05, q25, q50: the percent) of the Euclidean "
+        "distance from each original record to its closest published record over the standardized "
+        "quasi-identifiers")
     dcr_exact_matches: float | None = Field(None, description="share of original records released unchanged")
     confidence_interval_privacy: float | None = Field(None, description="paper 000: 95% interval width / range")
 
@@ -267,11 +330,15 @@ class PerturbationMeasures(Report):
     """Paper 004, section 3.2: original vs released values, rows aligned (larger VD/RP/CP, smaller RK/CK =
     more privacy)."""
 
-    vd: float
-    rp: float
-    rk: float
-    cp: float
-    ck: float
+    vd: float = Field(..., description="VD, value difference ||A - A'||_F / ||A||_F over the numeric attributes "
+                                       "(A original, A' published)")
+    rp: float = Field(..., description="RP, mean over cells of |rank in A - rank in A'| within the cell's attribute "
+                                       "(in rank positions)")
+    rk: float = Field(..., description="RK, share of cells whose rank within their attribute is unchanged (0 to 1)")
+    cp: float = Field(..., description="CP, mean over attributes of the change of the rank of the attribute's mean "
+                                       "among all attributes' means (in rank positions)")
+    ck: float = Field(..., description="CK, share of attributes whose mean keeps its rank among the attributes' "
+                                       "means (0 to 1)")
 
 
 class QueryAnswersSummary(Report):
@@ -282,16 +349,20 @@ class QueryAnswersSummary(Report):
     identifying_share: float = Field(..., description="share of queries matching exactly one record")
     matches_median: float = Field(..., description="median number of records a query matches")
     reidentification_mean: float = Field(..., description="S1: 1 / records matching the query")
-    reidentification_q1: float
-    reidentification_median: float
-    reidentification_q3: float
-    reidentification_max: float
+    reidentification_q1: float = Field(..., description="S1, first quartile over queries")
+    reidentification_median: float = Field(..., description="S1, median over queries")
+    reidentification_q3: float = Field(..., description="S1, third quartile over queries")
+    reidentification_max: float = Field(..., description="S1, largest over queries")
     sensitive_association_mean: float | None = Field(
         None, description="S2: per query the largest P(S2|a) = matching records with value a / matching records")
-    sensitive_association_q1: float | None = None
-    sensitive_association_median: float | None = None
-    sensitive_association_q3: float | None = None
-    sensitive_association_max: float | None = None
+    sensitive_association_q1: float | None = Field(None, description="S2, first quartile over queries; null "
+                                                                     "without a sensitive attribute")
+    sensitive_association_median: float | None = Field(None, description="S2, median over queries; null without a "
+                                                                         "sensitive attribute")
+    sensitive_association_q3: float | None = Field(None, description="S2, third quartile over queries; null "
+                                                                     "without a sensitive attribute")
+    sensitive_association_max: float | None = Field(None, description="S2, largest over queries; null without a "
+                                                                      "sensitive attribute")
 
 
 class QueryAttack(Report):
@@ -301,36 +372,49 @@ class QueryAttack(Report):
     queries: int = Field(..., description="distinct queries kept")
     draws: int = Field(..., description="random draws made")
     stop_after: int = Field(..., description="the stopping rule's n: stop after n draws that add no query")
-    seed: int
-    sensitive_attributes: list[str] = Field(default_factory=list)
+    seed: int = Field(..., description="seed of the random draws")
+    sensitive_attributes: list[str] = Field(default_factory=list, description="the sensitive columns S2 is "
+                                                                              "measured for")
     release_is_original: bool = Field(..., description="a standalone table: the original is the release")
-    original: QueryAnswersSummary
-    release: QueryAnswersSummary
+    original: QueryAnswersSummary = Field(..., description="what the queries achieve on the original table")
+    release: QueryAnswersSummary = Field(..., description="what the same queries achieve on the release")
 
 
 class PrivacyReport(Report):
+    """Privacy of the published table, measured over its unit: the class models, re-identification risk,
+    synthetic and perturbation measures, paper 002's query attacker, and the claims the release makes."""
+
     unit: Literal["equivalence_class", "generating_group", "record"] = Field(
         "equivalence_class",
         description="equivalence_class: classes are published rows sharing all QI values; generating_group: "
         "classes are the groups records were generated from (the published group column); record: no classes",
     )
     k: int | None = Field(None, description="smallest class (None for record releases)")
-    quasi_identifiers: list[str]
-    sensitive_attributes: list[str] = Field(default_factory=list)
-    records: int
-    groups: int | None = None
-    mean_group_size: float | None = None
+    quasi_identifiers: list[str] = Field(..., description="the published quasi-identifier columns measured")
+    sensitive_attributes: list[str] = Field(default_factory=list, description="the published sensitive columns "
+                                            "measured (with several, each is measured and the worst counts)")
+    records: int = Field(..., description="published records measured")
+    groups: int | None = Field(None, description="classes in the published table (equivalence classes or "
+                                                 "generating groups); null for record releases")
+    mean_group_size: float | None = Field(None, description="mean records per class; null for record releases")
     linkage_risk: float | None = Field(
         None, description="share of original records whose nearest published record stands for them (record) or "
                           "came from their own group (generating_group)"
     )
     dcr_quantile: float | None = Field(None, description="the policy's quantile of distance to closest record")
-    measures: AnonymityMeasures | None = None
-    risk: RiskMeasures | None = None
-    synthetic: SyntheticMeasures | None = None
-    perturbation: PerturbationMeasures | None = None
-    attacker: QueryAttack | None = None
-    claims: list[Claim] = Field(default_factory=list)
+    measures: AnonymityMeasures | None = Field(None, description="pyCANON's anonymity models over the classes; "
+                                                                "null for record releases")
+    risk: RiskMeasures | None = Field(None, description="re-identification risk over the classes; null for record "
+                                                        "releases and empty tables")
+    synthetic: SyntheticMeasures | None = Field(None, description="linkage risk, DCR and interval privacy "
+                                                                  "(generating_group and record units)")
+    perturbation: PerturbationMeasures | None = Field(
+        None, description="paper 004's distortion of the numeric attributes, rows aligned; null when no published "
+                          "row stands for an input row or no numeric attribute is published as a number")
+    attacker: QueryAttack | None = Field(None, description="paper 002's random-query attacker; null when it did not "
+                                                           "run (no quasi-identifier, or switched off)")
+    claims: list[Claim] = Field(default_factory=list, description="every privacy claim (gate) of the release: its "
+                                                                  "value, threshold and how to re-check it")
     # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
     _details: dict = PrivateAttr(default_factory=dict)
     _recursive: tuple | None = PrivateAttr(default=None)
@@ -350,29 +434,36 @@ class PrivacyReport(Report):
 
 # -- utility -----------------------------------------------------------------------------------------
 class ClassAccuracy(Report):
-    label: str
-    support: int
-    sanitized: float
-    original: float
+    """Accuracy on one class of the held-out rows, for the release and for the original."""
+
+    label: str = Field(..., description="the class: its label in the class column (a column the release "
+                                        "publishes)")
+    support: int = Field(..., description="held-out rows of this class")
+    sanitized: float = Field(..., description="recall on this class (share of its held-out rows classified "
+                                              "correctly, 0 to 1), trained on the release")
+    original: float = Field(..., description="the same, trained on the original training rows")
 
 
 class DeltaR(Report):
     """Paper 004's utility criterion for one classifier: ΔR = R_p - (1 - epsilon) R_o."""
 
-    classifier: str
+    classifier: str = Field(..., description="the classifier (one of the spec's utility.delta_r.classifiers)")
     accuracy: float = Field(..., description="R_p: trained on the release, tested on held-out original rows")
     accuracy_original: float = Field(..., description="R_o: trained on the original training rows")
     value: float = Field(..., description="R_p - (1 - epsilon) R_o; the criterion holds when >= 0")
 
 
 class UtilityReport(Report):
-    classifier: str
-    train_rows: int
-    test_rows: int
+    """The utility step: the spec's classifier trained on the release and on the original training rows, both
+    tested on held-out rows; information loss; the utility gates."""
+
+    classifier: str = Field(..., description="the classifier (the spec's utility.classifier)")
+    train_rows: int = Field(..., description="published rows the classifier was trained on")
+    test_rows: int = Field(..., description="held-out rows it was tested on")
     accuracy: float = Field(..., description="trained on the release, tested on held-out original rows")
     accuracy_original: float = Field(..., description="the same classifier trained on the original training rows")
-    ratio: float | None
-    per_class: list[ClassAccuracy]
+    ratio: float | None = Field(..., description="accuracy / accuracy_original; null when accuracy_original is 0")
+    per_class: list[ClassAccuracy] = Field(..., description="accuracy (recall) on each class of the held-out rows")
     mean_shift: float = Field(
         ..., description="information loss: mean over encoded attributes of |mean(release) - mean(original)| / sd"
     )
@@ -380,8 +471,10 @@ class UtilityReport(Report):
         ..., description="information loss: mean absolute difference of pairwise attribute correlations"
     )
     delta_r: list[DeltaR] = Field(default_factory=list, description="paper 004's criterion per classifier")
-    delta_r_epsilon: float | None = None
-    gates: list[GateResult] = Field(default_factory=list)
+    delta_r_epsilon: float | None = Field(None, description="epsilon of paper 004's criterion (the spec's "
+                                                            "utility.delta_r.epsilon); null when that gate is off")
+    gates: list[GateResult] = Field(default_factory=list, description="the utility gates (min_accuracy_ratio, "
+                                                                      "delta_r): value, threshold, passed")
 
     @property
     def passed(self) -> bool:

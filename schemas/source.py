@@ -12,11 +12,13 @@ from ppdp.schemas.base import StrictModel
 
 
 class SourceSpec(StrictModel):
-    path: Path
+    """The input table: a CSV or Parquet file, and how to read it."""
+
+    path: Path = Field(..., description="the input file; a relative path resolves against the spec file's folder")
     format: Literal["csv", "parquet"] | None = Field(None, description="inferred from the file suffix when absent")
     na_values: list[str] = Field(default_factory=list, description="CSV cells read as missing")
-    sep: str = Field(",", min_length=1, max_length=1)
-    encoding: str = "utf8"
+    sep: str = Field(",", min_length=1, max_length=1, description="CSV field separator (one character)")
+    encoding: str = Field("utf8", description="text encoding of a CSV file (a Python codec name, e.g. utf8, latin-1)")
 
     @model_validator(mode="after")
     def _infer_format(self) -> SourceSpec:

@@ -21,7 +21,7 @@ from ppdp.tasks.sanitize.registry import MethodSpec
 class ColumnSpec(StrictModel):
     """A declared column: its role and, optionally, how to encode it."""
 
-    role: Role
+    role: Role = Field(..., description="the column's privacy role")
     kind: ColumnKind | None = Field(
         None, description="numeric, ordinal or nominal; inferred from the data when absent"
     )
@@ -43,7 +43,9 @@ class ColumnSpec(StrictModel):
 class IdentifierPolicy(StrictModel):
     """What happens to direct identifiers: they are never published as they are."""
 
-    action: Literal["drop", "pseudonymize"] = "drop"
+    action: Literal["drop", "pseudonymize"] = Field(
+        "drop", description="drop: identifier columns are left out of the release; pseudonymize: each cell is "
+        "replaced by its keyed HMAC-SHA256 pseudonym (the key from key_secret_block or key_env)")
     key_env: str = Field("PPDP_PSEUDONYM_KEY", description="environment variable holding the HMAC key")
     key_secret_block: str | None = Field(
         None, description="name of a Prefect Secret block holding the HMAC key (tried before key_env)"
@@ -53,7 +55,8 @@ class IdentifierPolicy(StrictModel):
 class TaggingSpec(StrictModel):
     """Automatic tagging of undeclared columns."""
 
-    auto: bool = True
+    auto: bool = Field(True, description="tag undeclared columns by their names and values; false: they are other "
+                                         "(the undeclared-text rule still applies)")
     near_unique_ratio: float = Field(
         0.9, gt=0, le=1, description="a text or integer column this unique (distinct/non-null) is an identifier"
     )
@@ -81,7 +84,9 @@ class TuningSpec(StrictModel):
     rule, e.g. condensation's approximate GCD).
     """
 
-    strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"] = "fixed"
+    strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"] = Field(
+        "fixed", description="how the value is chosen: fixed, grid, bisect, lattice or suggested (each described "
+        "with TuningSpec)")
     parameter: str | None = Field(None, description="the parameter to tune (default: the method's first tunable)")
     min: float | None = Field(None, description="lower bound of the search (default: the method's; for k, "
                                                 "privacy.k)")
@@ -93,6 +98,10 @@ class TuningSpec(StrictModel):
                     "whose release passes every privacy gate")
     accuracy_gap: float = Field(0.05, gt=0, lt=1, description="the accuracy-gap threshold t_a (relative)")
     buckets: int | None = Field(None, ge=2, description="grid: evaluate this many evenly spaced values")
+    resolution: float | None = Field(
+        None, gt=0, lt=1, description="bisect: stop once the search range is narrower than this share of its larger "
+        "end (e.g. 0.05: k within 5%); the safer end of the last range is then evaluated only if it was already. "
+        "Default none: narrow down to a single value, as paper 000's Figure 6 does")
     repeats: int = Field(1, ge=1, le=20, description="runs averaged per evaluated value (the paper uses 3)")
 
     @model_validator(mode="after")
@@ -101,6 +110,8 @@ class TuningSpec(StrictModel):
             raise ValueError(f"tuning.max ({self.max:g}) is below tuning.min ({self.min:g})")
         if self.buckets is not None and self.strategy != "grid":
             raise ValueError("tuning.buckets applies only to tuning.strategy: grid")
+        if self.resolution is not None and self.strategy != "bisect":
+            raise ValueError("tuning.resolution applies only to tuning.strategy: bisect")
         return self
 
 
@@ -122,8 +133,12 @@ class DeltaRSpec(StrictModel):
 
 
 class UtilitySpec(StrictModel):
-    classifier: Classifier = "knn1"
-    test_fraction: float = Field(0.1, gt=0, le=0.5)
+    """The utility step: the classifier, the held-out share and the utility gates."""
+
+    classifier: Classifier = Field("knn1", description="the classifier trained on the release (and by tuning) to "
+                                                       "measure utility")
+    test_fraction: float = Field(0.1, gt=0, le=0.5, description="share of the input rows held out (stratified by "
+                                                                "class, seeded) to test the classifiers")
     min_accuracy_ratio: float | None = Field(
         0.9, ge=0, le=1, description="sanitized accuracy / original accuracy must reach this"
     )
@@ -132,23 +147,55 @@ class UtilitySpec(StrictModel):
 
 
 class PublishSpec(StrictModel):
-    root: Path
+    """Where releases are published."""
+
+    root: Path = Field(..., description="the publish root: a release goes to <root>/<dataset>/<release_id>, the "
+                                        "audit trail is <root>/audit.db; a relative path resolves against the spec "
+                                        "file's folder")
+
+
+class RunnerSpec(StrictModel):
+    """Where the flow's tasks run: Prefect's thread pool on this machine, or Dask through prefect-dask's
+    ``DaskTaskRunner`` (independent steps, the tuning evaluations among them, become Dask tasks)."""
+
+    kind: Literal["thread", "dask"] = Field("thread", description="thread: this process's thread pool; dask: a Dask "
+                                                                  "cluster")
+    address: str | None = Field(
+        None, description="dask: the scheduler address of an existing cluster (e.g. tcp://host:8786); without it a "
+                          "local cluster (Dask's LocalCluster) is started for the run and stopped after it")
+    workers: int = Field(2, ge=1, le=256, description="dask without an address: worker processes of the local cluster")
+    max_workers: int = Field(2, ge=1, le=256, description="thread: threads of the pool")
+
+    @model_validator(mode="after")
+    def _address_needs_dask(self) -> RunnerSpec:
+        if self.address is not None and self.kind != "dask":
+            raise ValueError("runner.address applies only to runner.kind: dask")
+        return self
 
 
 class ReleaseSpec(StrictModel):
     """A release: what to read, how to tag, sanitize, check and publish it."""
 
-    dataset: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-    source: SourceSpec
-    columns: dict[str, Role | ColumnSpec] = Field(default_factory=dict)
-    identifiers: IdentifierPolicy = Field(default_factory=IdentifierPolicy)
-    tagging: TaggingSpec = Field(default_factory=TaggingSpec)
-    privacy: PrivacyPolicy
-    method: MethodSpec
-    tuning: TuningSpec = Field(default_factory=TuningSpec)
-    utility: UtilitySpec = Field(default_factory=UtilitySpec)
-    publish: PublishSpec
-    seed: int = Field(0, ge=0, lt=2**32)
+    dataset: str = Field(..., pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+                         description="name of the data set, used in paths: 1 to 64 letters, digits, '_', '.' or "
+                                     "'-', starting with a letter or digit")
+    source: SourceSpec = Field(..., description="the input table and how to read it")
+    columns: dict[str, Role | ColumnSpec] = Field(
+        default_factory=dict, description="declared columns: input column name -> its role, or a mapping with its "
+        "role, kind and order; undeclared columns are tagged automatically")
+    identifiers: IdentifierPolicy = Field(default_factory=IdentifierPolicy,
+                                          description="what happens to direct identifiers")
+    tagging: TaggingSpec = Field(default_factory=TaggingSpec, description="automatic tagging of undeclared columns")
+    privacy: PrivacyPolicy = Field(..., description="the privacy policy: the gates the release must pass")
+    method: MethodSpec = Field(..., description="the sanitization method and its parameters, chosen by name")
+    tuning: TuningSpec = Field(default_factory=TuningSpec, description="how the method's tunable parameter is "
+                                                                       "chosen")
+    utility: UtilitySpec = Field(default_factory=UtilitySpec, description="the utility step: classifier, held-out "
+                                                                          "share and utility gates")
+    publish: PublishSpec = Field(..., description="where the release is published")
+    runner: RunnerSpec = Field(default_factory=RunnerSpec, description="where the flow's tasks run")
+    seed: int = Field(0, ge=0, lt=2**32, description="seed of every random choice of the run (hold-out split, "
+                                                     "method, tuning, query attacker); 0 <= seed < 2^32")
 
     @field_validator("columns")
     @classmethod

@@ -1,4 +1,5 @@
-"""Publish: write ``data.parquet`` and ``manifest.json`` into a staging folder, then rename it into place.
+"""Publish: write ``data.parquet``, ``manifest.json`` and ``report.html`` into a staging folder, then rename it into
+place.
 
 A reader never sees half a release: the staging folder is a sibling under the publish root (same file
 system) and ``os.rename`` moves it to ``<root>/<dataset>/<release_id>`` in one step.
@@ -81,6 +82,7 @@ def stage_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: d
         check_manifest_reads_back(staging / "manifest.json", manifest)  # else PublishError; staging removed
         for name, payload in (extras or {}).items():
             (staging / name).write_bytes(payload)
+        (staging / "report.html").write_text(_render_report(staging), encoding="utf-8")
         for name in os.listdir(staging):
             with open(staging / name, "rb") as fh:
                 os.fsync(fh.fileno())
@@ -94,6 +96,18 @@ def stage_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: d
         raise
     fault_point("staged")
     return staging, manifest, m_hash, files
+
+
+def _render_report(staging: Path) -> str:
+    """``report.html`` from the staged files (deterministic: ``ppdp report`` regenerates the same bytes)."""
+    from ppdp.tasks.report import render_report
+
+    try:
+        return render_report(staging)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one line, by type: nothing is published without its report
+        raise PublishError(f"report.html could not be rendered ({type(exc).__name__})") from None
 
 
 def rename_into_place(staging: Path, final: Path) -> None:

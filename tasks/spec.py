@@ -288,8 +288,10 @@ def resolve_paths(spec: ReleaseSpec, base: Path) -> ReleaseSpec:
 
 
 def spec_sha256(spec: ReleaseSpec) -> str:
-    """Hash of the resolved spec (canonical JSON), recorded in the manifest and the audit trail."""
-    text = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+    """Hash of the resolved spec (canonical JSON), recorded in the manifest and the audit trail. The ``runner``
+    section is left out: it says where the tasks ran, not what was released (a thread run and a Dask run of the
+    same spec, input and seed publish the same data, and get the same hash)."""
+    text = json.dumps(spec.model_dump(mode="json", exclude={"runner"}), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

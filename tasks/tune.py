@@ -165,18 +165,26 @@ def _midpoint(a: float, b: float, integer: bool, log: bool) -> float:
     return math.sqrt(a * b) if log and a > 0 and b > 0 else (a + b) / 2
 
 
+def _narrow(a: float, b: float, resolution: float | None) -> bool:
+    """The range [a, b] is narrower than ``resolution`` times its larger end (never, without a resolution)."""
+    return resolution is not None and abs(b - a) <= resolution * max(abs(a), abs(b))
+
+
 def rule_based_search(least: float, most: float, gap: float, evaluate_many: EvaluateMany, *, integer: bool = True,
-                      log: bool = True) -> tuple[float, dict[float, Evaluation]]:
+                      log: bool = True, resolution: float | None = None) -> tuple[float, dict[float, Evaluation]]:
     """Paper 000's Figure 6 between the least private value ``least`` (g1) and the most private ``most`` (g2);
     returns (chosen value, every evaluation by value). Works in either direction (``least`` > ``most`` for a
-    parameter whose smaller values are safer)."""
+    parameter whose smaller values are safer). With a ``resolution`` the search stops once the range is that
+    narrow (relative to its larger end) and returns its last midpoint, as Figure 6 does at its end."""
     seen = _Seen(evaluate_many)
     g1, g2 = float(least), float(most)
     seen.ensure(g1, g2)
+    if _narrow(g1, g2, resolution):  # no midpoint to take: the more private end if it keeps accuracy
+        return (g2 if abs(seen[g1].accuracy - seen[g2].accuracy) <= seen[g1].accuracy * gap else g1), seen.by_value
     g3 = g1
     span = abs(g2 - g1)
     for _ in range(10_000 if integer else _REAL_ITERATIONS):
-        if g1 == g2 or (not integer and abs(g2 - g1) <= 1e-3 * span):
+        if g1 == g2 or (not integer and abs(g2 - g1) <= 1e-3 * span) or _narrow(g1, g2, resolution):
             break
         g3 = _midpoint(g1, g2, integer, log)
         seen.ensure(g3)
@@ -190,8 +198,43 @@ def rule_based_search(least: float, most: float, gap: float, evaluate_many: Eval
     return g3, seen.by_value
 
 
+def most_evaluations(least: float, most: float, integer: bool, log: bool, budget: int = 200_000,
+                     resolution: float | None = None) -> int | None:
+    """The most values :func:`rule_based_search` or :func:`boundary_search` can evaluate between ``least`` and
+    ``most`` (both ends included), over every outcome of the comparisons: the N of an "i/N" progress count.
+    None for a real range or when working it out would visit more than ``budget`` intervals."""
+    if not integer:
+        return None
+    memo: dict[tuple[float, float], int] = {}
+    stack_budget = [budget]
+
+    def depth(g1: float, g2: float) -> int:
+        if g1 == g2 or _narrow(g1, g2, resolution):
+            return 0
+        key = (g1, g2)
+        if key in memo:
+            return memo[key]
+        stack_budget[0] -= 1
+        if stack_budget[0] < 0:
+            raise OverflowError
+        g3 = _midpoint(g1, g2, integer, log)
+        best = 1
+        for new in ((g1, g3), (g3, g2)):
+            if new != (g1, g2):
+                best = max(best, 1 + depth(*new))
+        memo[key] = best
+        return best
+
+    try:
+        if _narrow(float(least), float(most), resolution):
+            return 2
+        return 2 + depth(float(least), float(most))
+    except (OverflowError, RecursionError):
+        return None
+
+
 def boundary_search(least: float, most: float, evaluate_many: EvaluateMany, *, integer: bool = True,
-                    log: bool = True) -> tuple[float | None, dict[float, Evaluation]]:
+                    log: bool = True, resolution: float | None = None) -> tuple[float | None, dict[float, Evaluation]]:
     """The least private value that still meets the policy, assuming meeting it is monotone (the most private
     end meets it whenever any value does); None when even the most private value fails."""
     seen = _Seen(evaluate_many)
@@ -204,7 +247,7 @@ def boundary_search(least: float, most: float, evaluate_many: EvaluateMany, *, i
     span = abs(hi - lo)
     for _ in range(10_000 if integer else _REAL_ITERATIONS):
         mid = _midpoint(lo, hi, integer, log)
-        if mid in (lo, hi) or (not integer and abs(hi - lo) <= 1e-3 * span):
+        if mid in (lo, hi) or (not integer and abs(hi - lo) <= 1e-3 * span) or _narrow(lo, hi, resolution):
             break
         seen.ensure(mid)
         if seen[mid].meets_policy:
@@ -283,10 +326,12 @@ def tune(
     evaluate_many: EvaluateMany | None,
     suggest: Callable[[float | None], tuple[dict[str, Any], str]] | None = None,
     search: Callable[[], Any] | None = None,
+    plan: Callable[[int | None], None] | None = None,
 ) -> TuningTrace:
     """Choose the value of the tuned parameter (see the module docstring). ``domains`` are the method's
     domains on the training data; ``suggest(threshold)`` is the method's own rule; ``search()`` its lattice
-    search (:meth:`ppdp.tasks.sanitize.base.Sanitizer.search`)."""
+    search (:meth:`ppdp.tasks.sanitize.base.Sanitizer.search`); ``plan(n)`` is told, before the first evaluation,
+    the most values the search can evaluate (None when unknown), for progress counts."""
     started = time.perf_counter()
     tunable = list(sanitizer.tunable)
     parameter = spec.parameter or (tunable[0] if tunable else None)
@@ -354,20 +399,27 @@ def tune(
     span = f"[{low:g}, {high:g}]"
     if spec.strategy == "bisect":
         count = int(high - low + 1) if integer else None  # a real range: the values evaluated
+        if plan is not None:
+            plan(most_evaluations(least, most, integer, log, resolution=spec.resolution))
         if spec.objective == "best_utility_meeting_policy":
-            value, seen = boundary_search(least, most, evaluate_many, integer=integer, log=log)
+            value, seen = boundary_search(least, most, evaluate_many, integer=integer, log=log,
+                                          resolution=spec.resolution)
             if value is None:
                 raise InputError(f"tuning: no value of {parameter} in {span} gives a release that passes the "
                                  "privacy gates (the safest was tried)")
             return done(value, list(seen.values()), count or len(seen),
                         f"bisect over {span}: the least private {parameter} whose release passes every privacy "
                         f"gate (best utility meeting the policy; {safer} is safer)")
-        value, seen = rule_based_search(least, most, spec.accuracy_gap, evaluate_many, integer=integer, log=log)
+        value, seen = rule_based_search(least, most, spec.accuracy_gap, evaluate_many, integer=integer, log=log,
+                                        resolution=spec.resolution)
+        narrowed = "" if spec.resolution is None else f", to a range within {spec.resolution:g} of its end"
         return done(value, list(seen.values()), count or len(seen),
-                    f"rule-based search (Figure 6) over {span}: the most private {parameter} whose accuracy stays "
-                    f"within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
+                    f"rule-based search (Figure 6) over {span}{narrowed}: the most private {parameter} whose accuracy "
+                    f"stays within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
     if spec.strategy == "grid":
         values = grid_values(low, high, spec.buckets, integer, log)
+        if plan is not None:
+            plan(len(values))
         evaluations = evaluate_many(values)
         if spec.objective == "best_utility_meeting_policy":
             pick = pick_best_utility(evaluations, safer)

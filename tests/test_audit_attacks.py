@@ -159,8 +159,10 @@ def test_swap_the_data_rewrite_the_manifest_and_rechain(site, tmp_path, monkeypa
     manifest = load_manifest(folder).model_copy(update={"output_sha256": file_sha256(folder / "data.parquet"),
                                                         "rows": forged.num_rows})
     (folder / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    new_files = {"data.parquet": file_sha256(folder / "data.parquet"),
-                 "manifest.json": file_sha256(folder / "manifest.json")}
+    from ppdp.tasks.report import render_report  # a careful forger re-renders the report too
+
+    (folder / "report.html").write_text(render_report(folder), encoding="utf-8")
+    new_files = {p.name: file_sha256(p) for p in folder.iterdir()}
 
     def point_at_forgery(rows):
         for row in rows[:2]:  # the pending entry and the published entry completing it

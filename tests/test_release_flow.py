@@ -35,7 +35,7 @@ def test_run_publishes_a_validated_audited_release(workspace):
     assert result.exit_code == 0, result.output
     [folder] = published_folders(workspace.root)
     assert folder.name in result.output and "k = " in result.output and "class >50K" in result.output
-    assert sorted(p.name for p in folder.iterdir()) == ["data.parquet", "manifest.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["data.parquet", "manifest.json", "report.html"]
 
     manifest = load_manifest(folder)
     raw = json.loads((folder / "manifest.json").read_text())
@@ -217,6 +217,28 @@ def test_rule_based_tuning_runs_as_a_flow_step_and_goes_into_the_release(workspa
     assert all(e.privacy is not None and 0 <= e.accuracy <= 1 and e.per_class for e in trace.evaluations)
     assert (folder / "tuning.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert ppdp("audit", "verify", "--root", workspace.root).exit_code == 0
+    # the last line of the summary is the report's path
+    assert result.output.strip().splitlines()[-1].split() == ["report", str(folder / "report.html")]
+    # Prefect: task runs named with their parameters; a markdown and a table artifact keyed by the dataset
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import (
+        ArtifactFilter,
+        ArtifactFilterKey,
+        FlowRunFilter,
+        FlowRunFilterId,
+    )
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[manifest.flow_run_id])))
+        names = {r.name for r in runs}
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(
+            any_=["ppdp-census-release", "ppdp-census-claims"])))
+    assert {f"evaluate k={e.value:,.0f}" for e in trace.evaluations} <= names, names
+    assert any(n.startswith(f"sanitize condensation k={trace.chosen}") for n in names), names
+    mine = {a.key: a for a in artifacts if str(a.flow_run_id) == manifest.flow_run_id}
+    assert set(mine) == {"ppdp-census-release", "ppdp-census-claims"}
+    assert mine["ppdp-census-release"].type == "markdown" and mine["ppdp-census-claims"].type == "table"
+    assert manifest.release_id in mine["ppdp-census-release"].data
 
 
 def test_tune_command_writes_trace_and_plot_and_publishes_nothing(workspace):
@@ -276,3 +298,34 @@ def test_unexpected_error_is_one_line_and_debug_shows_the_traceback(workspace, m
     # --debug prints the traceback; the suite-wide check of CLI refusals (conftest) flags exactly that
     with pytest.raises(AssertionError, match="printed a traceback"):
         ppdp("run", workspace.spec("again.yaml"), "--debug")
+
+
+def test_tuning_logs_i_of_n_progress(workspace):
+    """Each tuning evaluation is logged when it ends, counted against the most the search can take."""
+    from prefect import flow
+
+    from ppdp.flows.release import prepare, tune_method
+    from ppdp.tasks import spec as spec_io
+
+    class Lines:
+        def __init__(self):
+            self.lines = []
+
+        def info(self, fmt, *args):
+            self.lines.append(fmt % args)
+
+    logger = Lines()
+    spec_path = workspace.spec(**{"method__k": None, "tuning": {"strategy": "bisect", "min": 10, "max": 60}})
+
+    @flow(persist_result=False)
+    def tune_only():
+        spec = spec_io.load_spec(spec_path, [])
+        _, roles, _, _, train, test = prepare(spec, logger, check_root=False)
+        return tune_method(spec, roles, train, test, None, logger)[1]
+
+    trace = tune_only()
+    progress = [line for line in logger.lines if "tune: evaluation" in line]
+    assert len(progress) == len(trace.evaluations) >= 3
+    most = int(progress[0].split("/")[2].split(":")[0])  # "[4/8] tune: evaluation 1/N: k=..."
+    assert all(f"evaluation {i}/{most}:" in line for i, line in enumerate(progress, 1))
+    assert len(trace.evaluations) <= most

@@ -271,3 +271,16 @@ def test_tuning_bounds_and_lattice_are_checked_in_the_spec(tmp_path):
         spec = base_spec(Path("in.csv"), Path("out"), method={"name": "mdav"}, tuning=tuning)
         with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
             load_spec(write(tmp_path, spec))
+
+
+def test_spec_hash_ignores_where_tasks_run_but_not_what_is_released(tmp_path):
+    from ppdp.tasks.spec import spec_sha256
+
+    path = tmp_path / "spec.yaml"
+    data = tmp_path / "in.csv"
+    data.write_text("age,income\n30,a\n")
+    path.write_text(yaml.safe_dump(base_spec(data, tmp_path / "out")))
+    thread = load_spec(path, [])
+    dask = load_spec(path, ["runner.kind=dask", "runner.workers=3"])
+    assert dask.runner.kind == "dask" and spec_sha256(thread) == spec_sha256(dask)
+    assert spec_sha256(load_spec(path, ["seed=99"])) != spec_sha256(thread)

@@ -139,3 +139,31 @@ def test_lattice_search_is_optimal_and_prunes():
     brute = min((dict(age=a, zip=z, sex=s) for a in range(4) for z in range(5) for s in range(2)
                  if meets(dict(age=a, zip=z, sex=s))), key=loss)
     assert loss(best) == loss(brute) and total == 4 * 5 * 2 and checked < total
+
+
+@settings(max_examples=150, deadline=None)
+@given(low=st.integers(2, 300), span=st.integers(0, 3000), cliff=st.integers(2, 4000), gap=st.floats(0.001, 0.3),
+       resolution=st.one_of(st.none(), st.floats(0.01, 0.9)), larger_safer=st.booleans())
+def test_progress_bound_holds_and_resolution_stops_early(low, span, cliff, gap, resolution, larger_safer):
+    """The i/N progress count's N (most_evaluations) is never exceeded, whatever the accuracies, and a
+    resolution never costs more evaluations than the full search; its result stays inside the searched range."""
+    from ppdp.tasks.tune import most_evaluations
+
+    high = low + span
+    least, most = (low, high) if larger_safer else (high, low)
+    accuracy = (lambda v: 0.9 if v < cliff else 0.5) if larger_safer else (lambda v: 0.9 if v > cliff else 0.5)
+    full, narrowed = [], []
+    chosen_full, _ = rule_based_search(least, most, gap, fake_evaluator(accuracy, full))
+    chosen, _ = rule_based_search(least, most, gap, fake_evaluator(accuracy, narrowed), resolution=resolution)
+    assert len(set(full)) <= most_evaluations(least, most, True, True)
+    assert len(set(narrowed)) <= most_evaluations(least, most, True, True, resolution=resolution)
+    assert len(set(narrowed)) <= len(set(full))
+    assert low <= chosen <= high
+    if resolution is None:
+        assert chosen == chosen_full
+
+
+def test_resolution_applies_to_bisect_only():
+    with pytest.raises(ValueError, match="resolution applies only"):
+        TuningSpec(strategy="grid", resolution=0.05)
+    assert TuningSpec(strategy="bisect", resolution=0.05).resolution == 0.05

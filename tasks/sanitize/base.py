@@ -1,10 +1,11 @@
 """The one contract every sanitizer shares, so the tuner, the validator and the flow treat them alike.
 
-A sanitizer follows scikit-learn's estimator contract for real (it is a :class:`sklearn.base.BaseEstimator`):
-the constructor only stores its keyword arguments (a seed among them), ``get_params(deep=True)``,
-``set_params`` and :func:`sklearn.base.clone` work, checks run when the work starts (through the method's
-parameter model), the input frame is never modified, and the same parameters, input and seed give the same
-output.
+A sanitizer follows scikit-learn's estimator contract (through :class:`EstimatorParams`, which gives what
+:class:`sklearn.base.BaseEstimator` gives without importing scikit-learn, so that reading a spec or a manifest
+costs no scikit-learn start-up): the constructor only stores its keyword arguments (a seed among them),
+``get_params(deep=True)``, ``set_params`` and :func:`sklearn.base.clone` work, checks run when the work starts
+(through the method's parameter model), the input frame is never modified, and the same parameters, input and
+seed give the same output.
 
 A method declares, as class attributes:
 
@@ -29,7 +30,6 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 from pydantic import ValidationError
-from sklearn.base import BaseEstimator
 
 from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
@@ -82,7 +82,70 @@ class Release:
         return np.bincount(ids)[np.unique(ids)] if ids.size else np.zeros(0, dtype=np.int64)
 
 
-class Sanitizer(BaseEstimator, ABC):
+class EstimatorParams:
+    """scikit-learn's estimator parameter contract, as :class:`sklearn.base.BaseEstimator` (1.x) implements it.
+
+    The parameters are the constructor's arguments, each stored as an attribute of the same name:
+    :meth:`get_params` reads them (with ``deep=True`` also ``name__sub`` entries of parameters that have
+    parameters themselves), :meth:`set_params` writes them (nested ``name__sub`` keys included) and returns
+    the estimator, and :func:`sklearn.base.clone` rebuilds an equal estimator from ``get_params(deep=False)``.
+    :meth:`__repr__` shows the parameters that differ from the constructor's defaults, sorted by name, as
+    scikit-learn prints them (on one line).
+    """
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """The constructor's parameter names, sorted (``self`` and ``**kwargs`` excluded; ``*args`` refused)."""
+        init = cls.__init__
+        if init is object.__init__:
+            return []
+        parameters = [p for p in inspect.signature(init).parameters.values()
+                      if p.name != "self" and p.kind != p.VAR_KEYWORD]
+        if any(p.kind == p.VAR_POSITIONAL for p in parameters):
+            raise RuntimeError(f"{cls.__name__}: an estimator's constructor must name its parameters (no *args)")
+        return sorted(p.name for p in parameters)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """Parameter name -> value; with ``deep``, also ``name__sub`` for parameters that have parameters."""
+        out: dict[str, Any] = {}
+        for key in self._get_param_names():
+            value = getattr(self, key)
+            if deep and hasattr(value, "get_params") and not isinstance(value, type):
+                out.update((f"{key}__{sub}", v) for sub, v in value.get_params().items())
+            out[key] = value
+        return out
+
+    def set_params(self, **params: Any) -> EstimatorParams:
+        """Set parameters (``name__sub`` reaches a parameter's own parameter); returns the estimator."""
+        if not params:
+            return self
+        valid = self.get_params(deep=True)
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            key, delim, sub = key.partition("__")
+            if key not in valid:
+                raise ValueError(f"invalid parameter {key!r} for estimator {type(self).__name__}; valid parameters "
+                                 f"are: {self._get_param_names()!r}")
+            if delim:
+                nested.setdefault(key, {})[sub] = value
+            else:
+                setattr(self, key, value)
+                valid[key] = value
+        for key, sub_params in nested.items():
+            valid[key].set_params(**sub_params)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = inspect.signature(type(self).__init__).parameters
+        shown = []
+        for name, value in self.get_params(deep=False).items():
+            default = defaults[name].default if name in defaults else inspect.Parameter.empty
+            if default is inspect.Parameter.empty or repr(value) != repr(default):
+                shown.append(f"{name}={value!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
+class Sanitizer(EstimatorParams, ABC):
     """Base class of every method (see the module docstring)."""
 
     name: ClassVar[str]

@@ -957,7 +957,8 @@ class _Search:
 class GeneralizationParams(MethodParams):
     """Parameters of :class:`Generalization` (the spec's ``method`` section with ``name: generalization``)."""
 
-    name: Literal["generalization"] = "generalization"
+    name: Literal["generalization"] = Field("generalization", description="selects full-domain generalization "
+                                            "with record suppression")
     k: int | None = Field(None, ge=2, description="k-anonymity: smallest equivalence class")
     l: int | None = Field(None, ge=2, description="distinct l-diversity of every sensitive column per class")  # noqa: E741
     t: float | None = Field(None, ge=0, le=1, description="t-closeness: largest EMD between a class's distribution "

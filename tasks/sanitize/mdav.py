@@ -16,12 +16,11 @@ The algorithm part (the first section) is pure NumPy on a float matrix that the 
 from __future__ import annotations
 
 import operator
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 from pydantic import Field
-from scipy.spatial import cKDTree
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
@@ -29,6 +28,9 @@ from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
+
+if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a manifest does not need it
+    from scipy.spatial import cKDTree
 
 # -- algorithm --
 
@@ -404,6 +406,8 @@ def _query_sorted(tree: cKDTree, tree_rows: np.ndarray, points: np.ndarray, kk: 
 
 def _tree(points: np.ndarray, rows: np.ndarray) -> tuple[cKDTree, np.ndarray, np.ndarray]:
     """A k-d tree on ``points`` (the rows ``rows``) and each row's rank in the tree's leaf order."""
+    from scipy.spatial import cKDTree
+
     tree = cKDTree(points, balanced_tree=False, compact_nodes=False)  # sliding midpoint: quick to build
     leaf_rank = np.zeros(rows.max() + 1, dtype=np.int64)
     leaf_rank[rows[tree.indices]] = np.arange(len(rows))
@@ -482,7 +486,8 @@ def _first_seen_order(labels: np.ndarray, groups: int) -> np.ndarray:
 class MdavParams(MethodParams):
     """Parameters of :class:`Mdav` (the spec's ``method`` section with ``name: mdav``)."""
 
-    name: Literal["mdav"] = "mdav"
+    name: Literal["mdav"] = Field("mdav", description="selects MDAV microaggregation: each record published as "
+                                                     "its group's centroid")
     k: int | None = Field(None, ge=2, description="smallest group size; tuned when null")
 
 

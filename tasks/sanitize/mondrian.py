@@ -374,7 +374,7 @@ def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndar
 class MondrianParams(MethodParams):
     """Parameters of :class:`Mondrian` (the spec's ``method`` section with ``name: mondrian``)."""
 
-    name: Literal["mondrian"] = "mondrian"
+    name: Literal["mondrian"] = Field("mondrian", description="selects Mondrian multidimensional recoding")
     k: int | None = Field(None, ge=2, description="smallest equivalence class; tuned when null")
     mode: Literal["strict", "relaxed"] = Field(
         "strict", description="strict: partitions do not overlap (records equal to the median stay together); "

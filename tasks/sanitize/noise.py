@@ -36,11 +36,12 @@ _DAY_NS = 86_400 * 10**9
 class NoiseParams(MethodParams):
     """Parameters of :class:`Noise` (the spec's ``method`` section with ``name: noise``)."""
 
-    name: Literal["noise"] = "noise"
+    name: Literal["noise"] = Field("noise", description="selects additive or multiplicative noise")
     kind: Literal["additive", "multiplicative"] = Field(
         "additive", description="additive: x + e, e ~ scale * sd; multiplicative: x * (1 + e), e ~ scale")
     scale: float | None = Field(None, gt=0, le=10, description="noise scale (see kind); tuned when null")
-    distribution: Literal["gaussian", "laplace"] = "gaussian"
+    distribution: Literal["gaussian", "laplace"] = Field("gaussian", description="distribution of the noise e "
+                                                                              "(the same standard deviation)")
 
 
 class Noise(Sanitizer):

@@ -699,7 +699,8 @@ def _kmeans(z: np.ndarray, c: int, rng: np.random.Generator) -> np.ndarray:
 class PerturbationTreeParams(MethodParams):
     """Parameters of :class:`PerturbationTree` (the spec's ``method`` section with ``name: perturbation_tree``)."""
 
-    name: Literal["perturbation_tree"] = "perturbation_tree"
+    name: Literal["perturbation_tree"] = Field("perturbation_tree", description="selects the perturbation tree "
+                                               "(paper 003)")
     leaf_size: int | None = Field(None, ge=2, description="a node with at most this many records is not split "
                                                           "(the paper's leaf size); tuned when null")
     k: int | None = Field(None, ge=2, description="smallest published group: smaller leaves are merged with a "

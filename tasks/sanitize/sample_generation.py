@@ -65,8 +65,6 @@ from typing import ClassVar, Literal
 import numpy as np
 import pandas as pd
 from pydantic import Field
-from scipy.spatial import cKDTree
-from sklearn.tree import DecisionTreeClassifier
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import MethodParams, Safer, Treatment, Unit
@@ -84,7 +82,8 @@ MAX_DISCRETE_STEPS = 2**53  # a range of this many steps or more is drawn contin
 class SampleGenerationParams(MethodParams):
     """Parameters of :class:`SampleGeneration` (the spec's ``method`` section with ``name: sample_generation``)."""
 
-    name: Literal["sample_generation"] = "sample_generation"
+    name: Literal["sample_generation"] = Field("sample_generation", description="selects sample generation "
+                                               "labelled by classifier consensus (paper 004)")
     samples: int | None = Field(None, ge=1, le=100_000_000,
                                 description="rows to generate; null: as many as the training rows (the paper)")
     max_draws_factor: int = Field(100, ge=1, le=100_000,
@@ -150,6 +149,8 @@ class _NearestRow:
     K = 16
 
     def __init__(self, x: np.ndarray, blocks: list[slice]) -> None:
+        from scipy.spatial import cKDTree  # imported where used: reading a spec or a manifest does not need it
+
         self.full = cKDTree(x)
         single = [b.start for b in blocks if b.stop - b.start == 1]
         self.hot = [b for b in blocks if b.stop - b.start > 1]
@@ -325,6 +326,8 @@ class SampleGeneration(Sanitizer):
         x = encoder.transform(frame)
         y, label_count = _factorize(labels)
         label_rows = _first_rows(y, label_count)
+
+        from sklearn.tree import DecisionTreeClassifier  # imported where used, as scipy above
 
         tree = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=int(self.tree_min_samples_leaf),
                                       random_state=int(rng.integers(0, 2**31 - 1))).fit(x, y)

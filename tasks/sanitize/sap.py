@@ -226,7 +226,7 @@ def _with_missing(series: pd.Series, mask: np.ndarray) -> pd.Series:
 class SapParams(MethodParams):
     """Parameters of :class:`Sap` (the spec's ``method`` section with ``name: sap``)."""
 
-    name: Literal["sap"] = "sap"
+    name: Literal["sap"] = Field("sap", description="selects SAP, the Suppression Algorithm for Privacy")
     scenario: Literal["S1", "S2"] = Field("S2", description="S1: suppress quasi-identifier values; "
                                                             "S2: suppress the class (sensitive) value")
     rate: float | None = Field(None, ge=0.0, lt=1.0, description="p, the share suppressed (0 <= p < 1); tuned "

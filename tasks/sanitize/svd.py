@@ -70,7 +70,7 @@ COUNT: Count = "round"
 class SvdParams(MethodParams):
     """Parameters of :class:`Svd` (the spec's ``method`` section with ``name: svd``)."""
 
-    name: Literal["svd"] = "svd"
+    name: Literal["svd"] = Field("svd", description="selects SVD-based distortion (basic or sparsified)")
     rank: int | None = Field(None, ge=1, description="k: singular components kept (at most the number of numeric "
                                                      "attributes); tuned when null")
     sparsity: float = Field(0.0, ge=0.0, lt=1.0, description="e: share of the smallest entries of U_k and V_k "

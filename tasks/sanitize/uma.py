@@ -196,7 +196,7 @@ def _optimal_sizes(v: np.ndarray, k: int) -> np.ndarray:
 class UmaParams(MethodParams):
     """Parameters of :class:`Uma` (the spec's ``method`` section with ``name: uma``)."""
 
-    name: Literal["uma"] = "uma"
+    name: Literal["uma"] = Field("uma", description="selects univariate microaggregation")
     k: int | None = Field(None, ge=2, description="smallest group size of every column; tuned when null")
     columns: Literal["all_numeric", "sensitive"] = Field(
         "all_numeric", description="all_numeric: every numeric attribute (quasi-identifier, sensitive, other); "

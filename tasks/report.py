@@ -1,0 +1,1300 @@
+"""The human-readable report of a release: one self-contained HTML page (``report.html``), and the same summary as
+markdown and as a table (for Prefect artifacts).
+
+The page is built from the release folder alone (``manifest.json``, ``data.parquet``; ``tuning.png`` is only
+hashed) and is deterministic: the same folder gives byte-identical HTML (no render time, no installed library
+version, the manifest's ``versions`` instead; the figures are inline SVG drawn here, so no plotting library's
+version changes a byte). It needs nothing to be read: inline CSS, inline SVG, no script, no external link, font
+or image; a Content-Security-Policy forbids any load or script.
+
+No data value appears in it: counts, aggregates (sizes, shares, accuracies, hashes) and column names only. A
+class label is shown only when it occurs at least k times in the published table (:func:`label_min_count`);
+otherwise the class is named by its position among the sorted labels (``class #0``), as the manifest's tuning
+trace and gate messages name it. Every string is HTML-escaped (a column may be called ``<script>``).
+
+This module imports neither Prefect nor Great Expectations: the release flow calls it while publishing, and
+``ppdp report RELEASE_DIR`` calls it to regenerate a report.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import math
+import os
+import re
+import tempfile
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from pydantic import ValidationError
+
+from ppdp.schemas.manifest import Manifest
+from ppdp.schemas.reports import Claim, ExpectationOutcome, TuningTrace
+from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.groups import equivalence_class_ids
+
+REPORT_NAME = "report.html"
+"""The report's file name inside a release folder."""
+
+SECTIONS: tuple[tuple[str, str], ...] = (
+    ("summary", "What was released"),
+    ("policy", "Privacy policy and claims"),
+    ("risk", "Disclosure risk"),
+    ("utility", "Utility"),
+    ("tuning", "Tuning"),
+    ("checks", "Data checks"),
+    ("provenance", "Provenance"),
+)
+"""The report's sections: stable ids (anchors) and headings, in page order."""
+
+TableRow = dict[str, str | int | float | None]
+
+_UNIT_TEXT = {
+    "equivalence_class": (
+        "equivalence classes",
+        "published rows that share all their quasi-identifier values form a class; someone who knows a person's "
+        "quasi-identifiers can narrow them down to their class, never further"),
+    "generating_group": (
+        "generating groups",
+        "every published row was synthesized from a group of input records, and the published group column "
+        "names each row's group, so anyone can re-count the group sizes"),
+    "record": (
+        "records",
+        "rows are perturbed or generated one by one; there are no classes, so the claims compare every original "
+        "record with the published ones (distances, linkage, value distortion)"),
+}
+
+_METHOD_TEXT = {
+    "condensation": "condensation: synthetic records generated from groups of at least k similar records "
+                    "(Aggarwal and Yu)",
+    "mdav": "MDAV microaggregation: records clustered in groups of at least k, quasi-identifiers replaced by the "
+            "group's aggregate",
+    "mondrian": "Mondrian multidimensional partitioning: the quasi-identifier space cut into regions of at least "
+                "k records, values generalized to their region",
+    "generalization": "full-domain generalization: quasi-identifiers coarsened along hierarchies, the level of each "
+                      "chosen by a lattice search",
+    "noise": "additive or multiplicative noise on the numeric attributes",
+    "perturbation_tree": "perturbation tree: records partitioned by a tree, values replaced within each leaf",
+    "sample_generation": "sample generation: new records drawn from models learned per class",
+    "sap": "SAP: selected quasi-identifier or sensitive values suppressed",
+    "svd": "SVD: numeric attributes replaced by a sparsified low-rank reconstruction",
+    "uma": "univariate microaggregation: each numeric attribute aggregated on its own",
+}
+
+_RISK_TEXT = (
+    ("prosecutor_max", "prosecutor risk, highest", "1/|class| of the most exposed record (the attacker knows the "
+                                                   "person is in the table)"),
+    ("prosecutor_average", "prosecutor risk, average", "1/|class| averaged over the records"),
+    ("records_at_risk", "records at risk", "share of records whose prosecutor risk exceeds the risk threshold"),
+    ("journalist_max", "journalist risk, highest", "1/|population class| (the attacker does not know who is in "
+                                                   "the table)"),
+    ("journalist_average", "journalist risk, average", "averaged over the records"),
+    ("marketer", "marketer risk", "expected share of records re-identified when every record is attacked"),
+    ("sample_uniques", "sample uniques", "share of records alone in their class"),
+)
+
+_PERTURBATION_TEXT = (
+    ("vd", "value difference (VD)", "||A - A'|| / ||A|| over the numeric attributes; larger: more distortion"),
+    ("rp", "rank position change (RP)", "mean change of a value's rank; larger: more privacy"),
+    ("rk", "rank kept (RK)", "share of values keeping their rank; smaller: more privacy"),
+    ("cp", "correlation position change (CP)", "mean change of an attribute's correlation rank; larger: more "
+                                               "privacy"),
+    ("ck", "correlation rank kept (CK)", "share of attributes keeping their correlation rank; smaller: more "
+                                         "privacy"),
+)
+
+_LATTICE_TEXT = {
+    "loss": "ARX's loss: mean share of each value's domain lost to generalization (0 none, 1 all)",
+    "discernibility": "discernibility: sum of squared class sizes (suppressed records count the table size)",
+    "aecs": "average equivalence class size",
+    "precision": "precision loss: mean generalization level relative to the hierarchy height",
+    "entropy": "non-uniform entropy lost to generalization",
+}
+
+_COMPARISON = {">=": "≥", "<=": "≤", "<": "&lt;"}
+_GATE_MEASURE = {"min_accuracy_ratio": "accuracy trained on the release / trained on the original rows",
+                 "delta_r": "paper 004's R_p - (1 - epsilon) R_o, worst classifier"}
+
+_SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.+\-]{1,40}$")
+_HIERARCHY_TYPES = {"file", "intervals", "dates", "prefix", "flat", "tree"}
+
+
+# -- public API --------------------------------------------------------------------------------------------------
+def load_folder(folder: Path) -> tuple[Manifest, pd.DataFrame]:
+    """The manifest and the published table of a release folder; a missing or damaged file raises
+    :class:`InputError` naming it (never quoting its content)."""
+    folder = Path(folder)
+    manifest_path, data_path = folder / "manifest.json", folder / "data.parquet"
+    if not folder.is_dir():
+        raise InputError(f"release folder {folder} does not exist")
+    if not manifest_path.is_file():
+        raise InputError(f"{manifest_path} is missing")
+    try:
+        manifest = Manifest.model_validate_json(manifest_path.read_bytes())
+    except (ValidationError, ValueError, UnicodeDecodeError):
+        raise InputError(f"{manifest_path} cannot be read as a ppdp manifest") from None
+    if not data_path.is_file():
+        raise InputError(f"{data_path} is missing")
+    try:
+        frame = pd.read_parquet(data_path)
+    except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
+        raise InputError(f"{data_path} cannot be read as Parquet") from None
+    return manifest, frame
+
+
+def render_report(folder: Path) -> str:
+    """The HTML of ``report.html`` for the release folder ``folder`` (``manifest.json``, ``data.parquet``,
+    optionally ``tuning.png``): deterministic, self-contained, value-free.
+
+    Raises
+    ------
+    InputError
+        The folder, its manifest or its table is missing or cannot be read (one line naming the file).
+    """
+    folder = Path(folder)
+    manifest, frame = load_folder(folder)
+    files = {name: _sha256(folder / name) for name in ("data.parquet", "manifest.json", "tuning.png")
+             if (folder / name).is_file()}
+    return _Page(manifest, frame, files).render()
+
+
+def write_report(folder: Path, out: Path | None = None) -> Path:
+    """Render the report of ``folder`` and write it atomically (temporary file, then ``os.replace``) to ``out``,
+    by default ``folder/report.html``; return the path written."""
+    text = render_report(folder)
+    target = Path(out) if out is not None else Path(folder) / REPORT_NAME
+    write_atomic(target, text)
+    return target
+
+
+def write_atomic(target: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``target`` through a temporary file in the same folder and ``os.replace``."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def label_min_count(manifest: Manifest) -> int:
+    """How often a category must occur in the published table to be named in a report: the largest of the
+    release's smallest class, the policy's k and the rare-value rule's k; 2 when none is set."""
+    candidates = [manifest.privacy.k, manifest.spec.privacy.k,
+                  manifest.rare_categories.k if manifest.rare_categories is not None else None]
+    return max([2] + [int(c) for c in candidates if c is not None])
+
+
+def report_markdown(manifest: Manifest) -> str:
+    """A short markdown summary of the release (claims, utility, tuning, checks): aggregates only, classes by
+    position, never a data value."""
+    m = manifest
+    claims = m.privacy.claims
+    held = sum(c.passed for c in claims)
+    lines = [
+        f"# Release {_md(m.dataset)} `{m.release_id.replace('`', '')}`",
+        "",
+        f"{m.rows:,} rows x {len(m.columns)} columns published {m.created_at:%Y-%m-%d %H:%M} UTC with "
+        f"**{_md(m.method.name)}** (privacy unit: {_UNIT_TEXT[m.unit][0]}"
+        + (f", {m.privacy.groups:,} classes, smallest {m.privacy.k:,}" if m.privacy.k is not None
+           and m.privacy.groups is not None else "") + ").",
+        "",
+        f"**Privacy claims: {held} of {len(claims)} hold.**",
+        "",
+        "| claim | measured | value | rule | verdict |",
+        "|---|---|---:|---|---|",
+    ]
+    for c in claims:
+        lines.append(f"| {_md(c.name)} | {_md(c.measure or '')} | {_fmt(c.value)} | {c.comparison} "
+                     f"{_fmt(c.threshold)} | {'holds' if c.passed else 'FAILS'} |")
+    u = m.utility
+    ratio = "" if u.ratio is None else f", ratio {u.ratio:.3f}"
+    lines += ["", f"**Utility:** accuracy {u.accuracy:.4f} when a {_md(u.classifier)} classifier is trained on "
+                  f"the release, {u.accuracy_original:.4f} when trained on the original rows{ratio} "
+                  f"({u.test_rows:,} held-out rows{'' if _every_row(m) else ', never published'})."]
+    for d in u.delta_r:
+        lines.append(f"- delta R {_md(d.classifier)}: {d.value:+.4f} (>= 0 keeps utility)")
+    t = m.tuning
+    if t.lattice is not None:
+        node = ", ".join(f"{_md(c)}={v}" for c, v in t.lattice.node.items())
+        lines += ["", f"**Tuning:** lattice node ({node}), {t.lattice.checked:,} of {t.lattice.total:,} nodes "
+                      "checked."]
+    elif t.strategy == "fixed" or t.chosen is None:
+        lines += ["", f"**Tuning:** fixed ({_md(t.rule)})."]
+    else:
+        lines += ["", f"**Tuning:** {_md(t.parameter or '')} = {_fmt(t.chosen)} chosen by {t.strategy} from "
+                      f"{len(t.evaluations)} evaluated values."]
+    inp, outp = _check_counts(m.ingest.expectations), _check_counts(m.output_checks)
+    lines += ["", f"**Checks:** input {inp[0]} of {inp[1]} expectations passed; output {outp[0]} of {outp[1]} "
+                  "passed.", ""]
+    return "\n".join(lines)
+
+
+def report_table(manifest: Manifest) -> list[TableRow]:
+    """The summary as a table: one row per privacy claim, per utility gate and per key figure, every row with the
+    same keys (``kind``, ``name``, ``measure``, ``unit``, ``value``, ``comparison``, ``threshold``, ``verdict``).
+    Aggregates only; no class label."""
+    m = manifest
+    rows: list[TableRow] = []
+
+    def claim(kind: str, c: Claim) -> None:
+        rows.append({"kind": kind, "name": c.name, "measure": c.measure or _GATE_MEASURE.get(c.name),
+                     "unit": c.unit, "value": c.value,
+                     "comparison": c.comparison, "threshold": c.threshold,
+                     "verdict": "holds" if c.passed else "fails"})
+
+    def figure(name: str, measure: str, value: float | int | str | None, unit: str | None = None) -> None:
+        if value is None:
+            return
+        rows.append({"kind": "figure", "name": name, "measure": measure, "unit": unit, "value": value,
+                     "comparison": None, "threshold": None, "verdict": None})
+
+    for c in m.privacy.claims:
+        claim("privacy claim", c)
+    for c in m.utility.gates:
+        claim("utility gate", c)
+    p, u = m.privacy, m.utility
+    figure("rows", "published rows", m.rows)
+    figure("columns", "published columns", len(m.columns))
+    figure("unit", "what the privacy claims are measured over", m.unit)
+    figure("method", "sanitization method", m.method.name)
+    figure("classes", f"{_UNIT_TEXT[m.unit][0]} in the release", p.groups, m.unit)
+    figure("smallest class", "records in the smallest class", p.k, m.unit)
+    figure("mean class size", "records per class, mean", p.mean_group_size, m.unit)
+    if p.risk is not None:
+        figure("prosecutor risk (max)", "highest 1/|class|", p.risk.prosecutor_max, m.unit)
+        figure("marketer risk", "expected share of records re-identified", p.risk.marketer, m.unit)
+    figure("linkage risk", "share of original records linked to their own published record or group",
+           p.linkage_risk, m.unit)
+    figure("DCR quantile", "distance to closest record at the policy's quantile", p.dcr_quantile, m.unit)
+    figure("accuracy", f"{u.classifier} trained on the release, tested on held-out rows", u.accuracy)
+    figure("accuracy (original)", f"{u.classifier} trained on the original rows", u.accuracy_original)
+    figure("accuracy ratio", "release accuracy / original accuracy", u.ratio)
+    for d in u.delta_r:
+        figure(f"delta R {d.classifier}", "R_p - (1 - epsilon) R_o", d.value)
+    if m.tuning.chosen is not None and m.tuning.parameter:
+        figure(f"tuned {m.tuning.parameter}", f"chosen by {m.tuning.strategy}", m.tuning.chosen)
+    inp, outp = _check_counts(m.ingest.expectations), _check_counts(m.output_checks)
+    figure("input expectations passed", f"of {inp[1]} (Great Expectations, suite {m.ingest.suite})", inp[0])
+    figure("output checks passed", f"of {outp[1]} (Great Expectations)", outp[0])
+    return rows
+
+
+# -- formatting --------------------------------------------------------------------------------------------------
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _md(value: object) -> str:
+    """Text for markdown: HTML-escaped, markdown's special characters backslash-escaped, on one line."""
+    text = html.escape(" ".join(str(value).split()), quote=False)
+    return re.sub(r"([\\`*_\[\]#|~])", r"\\\1", text)
+
+
+def _fmt(value: object, digits: int = 4) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,}"
+    if isinstance(value, float | np.floating):
+        v = float(value)
+        if math.isnan(v):
+            return "n/a"
+        if math.isinf(v):
+            return "∞" if v > 0 else "-∞"
+        if v.is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        if 1e4 <= abs(v) < 1e15:
+            return f"{v:,.0f}"
+        if abs(v) >= 10 ** digits:
+            return f"{v:,.1f}"
+        return f"{v:.{digits}g}"
+    return str(value)
+
+
+def _every_row(m: Manifest) -> bool:
+    """Whether the release publishes the held-out rows too (sanitized like the others: generalization)."""
+    removed = m.rare_categories.rows_removed if m.rare_categories is not None else 0
+    return m.rows > m.ingest.rows - removed - m.utility.test_rows
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _check_counts(outcomes: Sequence[ExpectationOutcome]) -> tuple[int, int]:
+    return sum(o.success for o in outcomes), len(outcomes)
+
+
+def _badge(ok: bool | None, yes: str = "holds", no: str = "fails") -> str:
+    if ok is None:
+        return '<span class="badge muted">n/a</span>'
+    return f'<span class="badge ok">{yes}</span>' if ok else f'<span class="badge bad">{no}</span>'
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], num: Sequence[int] = (), nowrap: Sequence[int] = (),
+           marked: Sequence[bool] = (), compact: bool = False) -> str:
+    """A table of already-escaped cells (a column whose cells are all empty is left out); columns in ``num`` are
+    right-aligned numbers, those in ``nowrap`` do not wrap; a row whose ``marked`` flag is true is highlighted;
+    ``compact``: as wide as its content, not the page."""
+    rows = [list(r) for r in rows]
+    if not rows:
+        return ""
+    keep = [i for i in range(len(head)) if any(r[i] != "" for r in rows)]
+
+    def attr(i: int) -> str:
+        classes = (["num"] if i in num else []) + (["nw"] if i in nowrap else [])
+        return f' class="{" ".join(classes)}"' if classes else ""
+
+    ths = "".join(f"<th{attr(i)}>{head[i]}</th>" for i in keep)
+    body = []
+    for r, row in enumerate(rows):
+        tds = "".join(f"<td{attr(i)}>{row[i]}</td>" for i in keep)
+        mark = ' class="chosen"' if r < len(marked) and marked[r] else ""
+        body.append(f"<tr{mark}>{tds}</tr>")
+    klass = ' class="compact"' if compact else ""
+    return f"<table{klass}><thead><tr>{ths}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _dl(items: Iterable[tuple[str, str]]) -> str:
+    inner = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
+    return f'<dl class="facts">{inner}</dl>'
+
+
+def _cards(items: Iterable[tuple[str, str, str]]) -> str:
+    """Key-figure cards: (label, value, note), already escaped."""
+    out = []
+    for label, value, note in items:
+        out.append(f'<div class="card"><div class="card-label">{label}</div><div class="card-value">{value}</div>'
+                   f'<div class="card-note">{note}</div></div>')
+    return f'<div class="cards">{"".join(out)}</div>'
+
+
+def _param_value(value: object, columns: set[str], depth: int = 0) -> str | None:
+    """A method parameter as text, without data values: numbers and flags; a setting word at the top level;
+    per-column settings by column; a generalization hierarchy by its type and numeric settings (a tree's
+    categories and a file's path are not shown)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool | int | float):
+        return _fmt(value)
+    if isinstance(value, str):
+        return value if depth == 0 and _SAFE_TOKEN.match(value) else None
+    if isinstance(value, list):
+        return f"{len(value)} items"
+    if isinstance(value, dict):
+        if value.get("type") in _HIERARCHY_TYPES:
+            parts = [str(value["type"])]
+            for key in ("binning",):
+                if isinstance(value.get(key), str) and _SAFE_TOKEN.match(value[key]):
+                    parts.append(value[key])
+            parts += [f"{key} {_fmt(v)}" for key, v in value.items()
+                      if isinstance(v, int | float) and not isinstance(v, bool)]
+            return " ".join(parts[:1]) + (f" ({', '.join(parts[1:])})" if parts[1:] else "")
+        if value and all(k in columns for k in value):
+            shown = []
+            for k, v in value.items():
+                text = _param_value(v, columns, depth + 1)
+                shown.append(f"{k}: {text}" if text is not None else f"{k}: (not shown)")
+            return "; ".join(shown)
+        return f"{len(value)} entries"
+    return None
+
+
+# -- SVG figures -------------------------------------------------------------------------------------------------
+_WIDTH = 940
+"""Width of every figure's viewBox (the page's content width: figures are drawn at about 1:1)."""
+
+
+def _n(v: float) -> str:
+    """A coordinate: one decimal, no negative zero."""
+    s = f"{v:.1f}"
+    return "0.0" if s == "-0.0" else s
+
+
+def _tick_text(v: float) -> str:
+    v = round(v, 10)
+    if float(v).is_integer() and abs(v) < 1e15:
+        return f"{int(v):,}"
+    return f"{v:.6g}"
+
+
+def _nice_step(span: float, count: int) -> float:
+    raw = span / max(count, 1)
+    if raw <= 0 or not math.isfinite(raw):
+        return 1.0
+    mag = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if m * mag >= raw - 1e-12:
+            return m * mag
+    return 10 * mag
+
+
+def _nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> tuple[float, float, list[float]]:
+    """(domain low, domain high, ticks) covering [lo, hi] with about ``count`` round steps."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        lo, hi = 0.0, 1.0
+    if hi <= lo:
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    step = _nice_step(hi - lo, count)
+    if integer:
+        step = max(1.0, math.ceil(step))
+    start = math.floor(lo / step + 1e-9) * step
+    end = math.ceil(hi / step - 1e-9) * step
+    ticks = [round(start + i * step, 10) for i in range(int(round((end - start) / step)) + 1)]
+    return start, end, ticks
+
+
+def _log_ticks(lo: float, hi: float) -> tuple[float, float, list[float]]:
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    if b == a:
+        b += 1
+    ticks = []
+    for e in range(a, b + 1):
+        for m in ((1,) if b - a > 3 else (1, 2, 5)):
+            t = m * 10.0 ** e
+            if 10.0 ** a <= t <= 10.0 ** b:
+                ticks.append(t)
+    return 10.0 ** a, 10.0 ** b, ticks
+
+
+class _Scale:
+    def __init__(self, lo: float, hi: float, px_lo: float, px_hi: float, log: bool = False) -> None:
+        self.lo, self.hi, self.px_lo, self.px_hi, self.log = lo, hi, px_lo, px_hi, log
+
+    def __call__(self, v: float) -> float:
+        if self.log:
+            a, b, x = math.log10(self.lo), math.log10(self.hi), math.log10(max(v, self.lo * 1e-3))
+        else:
+            a, b, x = self.lo, self.hi, v
+        frac = 0.5 if b == a else (x - a) / (b - a)
+        return self.px_lo + frac * (self.px_hi - self.px_lo)
+
+
+def _svg(height: int, title: str, body: list[str]) -> str:
+    tid = "fig-" + hashlib.sha256(title.encode()).hexdigest()[:10]
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" role="img" '
+            f'aria-labelledby="{tid}" class="chart"><title id="{tid}">{_e(title)}</title>' + "".join(body) + "</svg>")
+
+
+def _legend(items: Sequence[tuple[str, str]]) -> str:
+    """An HTML legend under a figure: (swatch class, text)."""
+    spans = "".join(f'<span><i class="sw {cls}"></i>{_e(text)}</span>' for cls, text in items)
+    return f'<div class="legend">{spans}</div>'
+
+
+def _axes(x: _Scale, y: _Scale, xticks: list[float], yticks: list[float], xlabel: str, ylabel: str,
+          height: int) -> list[str]:
+    out = []
+    for t in yticks:
+        py = _n(y(t))
+        out.append(f'<line class="grid" x1="{_n(x.px_lo)}" x2="{_n(x.px_hi)}" y1="{py}" y2="{py}"/>')
+        out.append(f'<text class="tick" x="{_n(x.px_lo - 8)}" y="{py}" text-anchor="end" '
+                   f'dominant-baseline="middle">{_e(_tick_text(t))}</text>')
+    base = _n(y.px_lo)
+    out.append(f'<line class="axis" x1="{_n(x.px_lo)}" x2="{_n(x.px_hi)}" y1="{base}" y2="{base}"/>')
+    for t in xticks:
+        px = _n(x(t))
+        out.append(f'<line class="axis" x1="{px}" x2="{px}" y1="{base}" y2="{_n(y.px_lo + 5)}"/>')
+        out.append(f'<text class="tick" x="{px}" y="{_n(y.px_lo + 19)}" text-anchor="middle">{_e(_tick_text(t))}'
+                   "</text>")
+    out.append(f'<text class="label" x="{_n((x.px_lo + x.px_hi) / 2)}" y="{height - 6}" text-anchor="middle">'
+               f"{_e(xlabel)}</text>")
+    mid = _n((y.px_lo + y.px_hi) / 2)
+    out.append(f'<text class="label" x="14" y="{mid}" text-anchor="middle" transform="rotate(-90 14 {mid})">'
+               f"{_e(ylabel)}</text>")
+    return out
+
+
+def _plural(what: str) -> str:
+    return what + ("es" if what.endswith(("s", "x", "sh", "ch")) else "s")
+
+
+def _histogram_svg(sizes: np.ndarray, threshold: float | None, what: str) -> str:
+    """Bars of how many classes have each size (or size range); bars of classes below ``threshold`` in red."""
+    height, left, right, top, bottom = 300, 70, 16, 26, 46
+    lo, hi = int(sizes.min()), int(sizes.max())
+    if threshold is not None and math.isfinite(threshold):
+        lo, hi = min(lo, int(math.floor(threshold))), max(hi, int(math.ceil(threshold)))
+    if hi - lo + 1 <= 60:
+        bin_width, start = 1, lo
+    else:
+        bin_width = int(max(1, math.ceil(_nice_step(hi - lo + 1, 40))))
+        start = (lo // bin_width) * bin_width
+    nbins = (hi - start) // bin_width + 1
+    counts = np.bincount((sizes.astype(np.int64) - start) // bin_width, minlength=nbins)
+    if bin_width == 1:
+        x_lo, x_hi = start - 0.5, start + nbins - 0.5
+    else:
+        x_lo, x_hi = float(start), float(start + nbins * bin_width)
+    x = _Scale(x_lo, x_hi, left, _WIDTH - right)
+    _, ytop, yticks = _nice_ticks(0, max(1.0, float(counts.max()) * 1.08), 5, integer=True)  # room for labels
+    y = _Scale(0, ytop, height - bottom, top)
+    _, _, xticks = _nice_ticks(x_lo, x_hi, 12, integer=True)
+    xticks = [t for t in xticks if x_lo <= t <= x_hi]
+    body = _axes(x, y, xticks, yticks, f"{what} size (records)", f"number of {_plural(what)}", height)
+    labelled = np.count_nonzero(counts) <= 30  # few bars: print each count above its bar
+    for i, c in enumerate(counts):
+        if c == 0:
+            continue
+        first = start + i * bin_width
+        a = first - 0.5 if bin_width == 1 else float(first)
+        px_a, px_b = x(a), x(a + bin_width)
+        gap = max(min(1.5, (px_b - px_a) * 0.12), (px_b - px_a - 56) / 2)  # bars at most 56 px wide
+        small = threshold is not None and first + bin_width - 1 < threshold
+        label = f"size {first}" if bin_width == 1 else f"sizes {first} to {first + bin_width - 1}"
+        bar_top = min(y(c), y(0) - 2)  # a bar of a few classes among thousands stays visible
+        body.append(f'<rect class="{"bar-bad" if small else "bar"}" x="{_n(px_a + gap)}" y="{_n(bar_top)}" '
+                    f'width="{_n(max(px_b - px_a - 2 * gap, 0.8))}" height="{_n(y(0) - bar_top)}">'
+                    f"<title>{_e(label)}: {int(c):,} {_e(_plural(what) if c != 1 else what)}</title></rect>")
+        if labelled:
+            body.append(f'<text class="tick" x="{_n((px_a + px_b) / 2)}" y="{_n(bar_top - 5)}" '
+                        f'text-anchor="middle">{int(c):,}</text>')
+    if threshold is not None and math.isfinite(threshold):
+        tx = x(threshold - 0.5 if bin_width == 1 else threshold)
+        body.append(f'<line class="threshold" x1="{_n(tx)}" x2="{_n(tx)}" y1="{_n(top - 8)}" y2="{_n(y(0))}"/>')
+        anchor, dx = ("start", 6) if tx < _WIDTH * 0.75 else ("end", -6)
+        body.append(f'<text class="note-red" x="{_n(tx + dx)}" y="{_n(top - 10)}" text-anchor="{anchor}">'
+                    f"policy k = {_e(_tick_text(threshold))}</text>")
+    return _svg(height, f"Distribution of {what} sizes", body)
+
+
+def _tuning_svg(trace: TuningTrace, privacy_label: str) -> tuple[str, str]:
+    """(figure, legend): accuracy (left axis) and the privacy figure (right axis) per evaluated value, with the
+    accuracy-gap band, the policy threshold on the parameter and the chosen value."""
+    height, left, right, top, bottom = 340, 70, 70, 16, 46
+    evs = sorted(trace.evaluations, key=lambda e: e.value)
+    xs = [e.value for e in evs]
+    marks = [v for v in (trace.threshold, float(trace.chosen) if trace.chosen is not None else None)
+             if v is not None and math.isfinite(v)]
+    lo, hi = min(xs + marks), max(xs + marks)
+    log = lo > 0 and hi / lo > 50
+    if log:
+        x_lo, x_hi, xticks = _log_ticks(lo, hi)
+    else:  # a little room on both sides, whole-number ticks for a whole-number parameter
+        pad = 0.03 * (hi - lo)
+        x_lo, x_hi, xticks = _nice_ticks(lo - pad, hi + pad, 10, integer=all(float(v).is_integer() for v in xs))
+    x = _Scale(x_lo, x_hi, left, _WIDTH - right, log)
+    accs = [e.accuracy for e in evs]
+    band = None
+    if trace.accuracy_gap is not None and trace.objective == "most_privacy_within_gap":
+        gap = trace.accuracy_gap
+        if trace.strategy == "bisect":  # Figure 6 compares with the least private value's accuracy
+            least = evs[0] if trace.safer != "smaller" else evs[-1]
+            band = (least.accuracy * (1 - gap), least.accuracy * (1 + gap))
+        else:  # grid: within the gap of the best accuracy
+            best = max(accs)
+            band = (best * (1 - gap), best)
+    a_lo = min(accs + ([band[0]] if band else []))
+    a_hi = max(accs + ([band[1]] if band else []))
+    a_lo, a_hi, aticks = _nice_ticks(max(0.0, a_lo - 0.01), a_hi + 0.01, 5)
+    y = _Scale(a_lo, a_hi, height - bottom, top)
+    xlabel = f"{trace.parameter}" + (f" ({trace.safer} is safer)" if trace.safer else "")
+    body = _axes(x, y, xticks, aticks, xlabel, "accuracy (held-out rows)", height)
+    if band is not None:
+        b0, b1 = max(band[0], a_lo), min(band[1], a_hi)
+        body.insert(0, f'<rect class="band" x="{_n(x.px_lo)}" y="{_n(y(b1))}" width="{_n(x.px_hi - x.px_lo)}" '
+                       f'height="{_n(max(y(b0) - y(b1), 0))}"/>')
+    priv = [(e.value, e.privacy) for e in evs if e.privacy is not None and math.isfinite(e.privacy)]
+    if priv:
+        p_lo, p_hi, pticks = _nice_ticks(min(p for _, p in priv), max(p for _, p in priv), 5)
+        py = _Scale(p_lo, p_hi, height - bottom, top)
+        for t in pticks:
+            body.append(f'<text class="tick red" x="{_n(x.px_hi + 8)}" y="{_n(py(t))}" dominant-baseline="middle">'
+                        f"{_e(_tick_text(t))}</text>")
+        mid, rx = _n((py.px_lo + py.px_hi) / 2), _WIDTH - 12
+        body.append(f'<text class="label red" x="{rx}" y="{mid}" text-anchor="middle" '
+                    f'transform="rotate(90 {rx} {mid})">{_e(privacy_label)}</text>')
+        pts = " ".join(f"{_n(x(v))},{_n(py(p))}" for v, p in priv)
+        body.append(f'<polyline class="line-red" points="{pts}"/>')
+        for v, p in priv:
+            body.append(f'<rect class="dot-red" x="{_n(x(v) - 3.5)}" y="{_n(py(p) - 3.5)}" width="7" height="7">'
+                        f"<title>{_e(trace.parameter)} = {_e(_fmt(v))}: {_e(privacy_label)} {_e(_fmt(p))}</title>"
+                        "</rect>")
+    if trace.threshold is not None and math.isfinite(trace.threshold):
+        tx = _n(x(trace.threshold))
+        body.append(f'<line class="threshold" x1="{tx}" x2="{tx}" y1="{_n(top)}" y2="{_n(y.px_lo)}"/>')
+    if trace.chosen is not None:
+        cx = _n(x(float(trace.chosen)))
+        body.append(f'<line class="chosen" x1="{cx}" x2="{cx}" y1="{_n(top)}" y2="{_n(y.px_lo)}"/>')
+    pts = " ".join(f"{_n(x(e.value))},{_n(y(e.accuracy))}" for e in evs)
+    body.append(f'<polyline class="line-blue" points="{pts}"/>')
+    for e in evs:
+        cx, cy = x(e.value), y(e.accuracy)
+        body.append(f'<circle class="dot-blue" cx="{_n(cx)}" cy="{_n(cy)}" r="4">'
+                    f"<title>{_e(trace.parameter)} = {_e(_fmt(e.value))}: accuracy {e.accuracy:.4f}</title></circle>")
+        if e.meets_policy is False:
+            body.append(f'<path class="cross" d="M{_n(cx - 6)} {_n(cy - 6)}L{_n(cx + 6)} {_n(cy + 6)}'
+                        f'M{_n(cx - 6)} {_n(cy + 6)}L{_n(cx + 6)} {_n(cy - 6)}"/>')
+    legend = [("sw-blue", "accuracy on the held-out rows")]
+    if priv:
+        legend.append(("sw-red", privacy_label))
+    if band is not None:
+        legend.append(("sw-band", f"accuracy gap t_a = {_fmt(trace.accuracy_gap)}"))
+    if trace.threshold is not None:
+        legend.append(("sw-threshold", f"policy threshold {trace.parameter} = {_fmt(trace.threshold)}"))
+    if trace.chosen is not None:
+        legend.append(("sw-chosen", f"chosen {trace.parameter} = {_fmt(trace.chosen)}"))
+    if any(e.meets_policy is False for e in evs):
+        legend.append(("sw-cross", "fails a privacy gate"))
+    title = f"Tuning of {trace.parameter}: accuracy and privacy per evaluated value"
+    return _svg(height, title, body), _legend(legend)
+
+
+def _per_class_svg(rows: list[tuple[str, float, float]]) -> tuple[str, str]:
+    """(figure, legend): accuracy per class trained on the release (blue) and on the original rows (grey)."""
+    left, right, top = 190, 60, 10
+    bar, gap = 14, 14
+    height = top + len(rows) * (2 * bar + gap) + 30
+    x = _Scale(0.0, 1.0, left, _WIDTH - right)
+    body = []
+    for t in (0.0, 0.25, 0.5, 0.75, 1.0):
+        px = _n(x(t))
+        body.append(f'<line class="grid" x1="{px}" x2="{px}" y1="{top - 4}" y2="{height - 26}"/>')
+        body.append(f'<text class="tick" x="{px}" y="{height - 10}" text-anchor="middle">{t:.0%}</text>')
+    y = top
+    for label, rel, orig in rows:
+        body.append(f'<text class="tick" x="{left - 10}" y="{_n(y + bar)}" text-anchor="end" '
+                    f'dominant-baseline="middle">{_e(label)}</text>')
+        for value, cls, name in ((rel, "bar", "trained on the release"), (orig, "bar-grey", "trained on the "
+                                                                                            "original rows")):
+            body.append(f'<rect class="{cls}" x="{_n(x(0))}" y="{_n(y)}" width="{_n(max(x(value) - x(0), 0))}" '
+                        f'height="{bar}"><title>{_e(label)}, {name}: {value:.4f}</title></rect>')
+            body.append(f'<text class="tick" x="{_n(x(value) + 5)}" y="{_n(y + bar / 2)}" '
+                        f'dominant-baseline="middle">{value:.3f}</text>')
+            y += bar
+        y += gap
+    legend = _legend([("sw-bar", "trained on the release"), ("sw-grey", "trained on the original rows")])
+    return _svg(height, "Accuracy per class on the held-out rows", body), legend
+
+
+# -- the page ----------------------------------------------------------------------------------------------------
+_CSS = """
+:root{--ink:#1d2733;--muted:#5b6878;--line:#e3e8ef;--soft:#f4f6f9;--blue:#2563a6;--red:#c0392b;--green:#1e7b45;
+--navy:#13283f}
+*{box-sizing:border-box}
+body{margin:0;background:#eef1f5;color:var(--ink);font:15px/1.55 -apple-system,"Segoe UI",Roboto,"Helvetica Neue",
+Arial,"Noto Sans","Liberation Sans","DejaVu Sans",sans-serif}
+.wrap{max-width:1060px;margin:0 auto;padding:0 28px}
+header.top{background:var(--navy);color:#fff;padding:30px 0 26px}
+header.top .eyebrow{margin:0;text-transform:uppercase;letter-spacing:.12em;font-size:12px;color:#9fb6cf}
+header.top h1{margin:4px 0 6px;font-size:30px;font-weight:650;letter-spacing:-.01em}
+header.top .sub{margin:0;color:#cfdbe8;font-size:14px}
+header.top code{background:rgba(255,255,255,.12);color:#fff}
+nav.toc{background:#fff;border-bottom:1px solid var(--line)}
+nav.toc .wrap{display:flex;flex-wrap:wrap;gap:4px 22px;padding-top:10px;padding-bottom:10px;font-size:14px}
+nav.toc a{color:var(--blue);text-decoration:none}
+main{padding:8px 0 24px}
+section{background:#fff;border:1px solid var(--line);border-radius:10px;padding:22px 30px 24px;margin:20px 0;
+box-shadow:0 1px 2px rgba(16,24,40,.04)}
+h2{margin:0 0 12px;font-size:21px;font-weight:650}
+h2 .num{color:var(--muted);font-weight:500;margin-right:8px}
+h3{margin:22px 0 8px;font-size:16px;font-weight:650}
+p{margin:8px 0}
+.lead{font-size:16px}
+.muted,.note{color:var(--muted)}
+.note{font-size:13.5px}
+code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;background:var(--soft);
+padding:1px 5px;border-radius:4px;overflow-wrap:break-word}
+table{width:100%;border-collapse:collapse;margin:10px 0 6px;font-size:13.5px}
+th,td{text-align:left;padding:6px 10px;border-bottom:1px solid var(--line);vertical-align:top}
+th{background:var(--soft);font-weight:600;color:#39475a;border-bottom:1px solid #d5dce6}
+tbody tr:nth-child(even) td{background:#fafbfd}
+td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+td.nw{white-space:nowrap}
+table.compact{width:auto;min-width:55%}
+tr.chosen td{background:#eaf2fb!important;font-weight:600}
+.badge{display:inline-block;padding:1px 9px;border-radius:999px;font-size:12px;font-weight:600;white-space:nowrap}
+.badge.ok{background:#e2f4e8;color:var(--green)}
+.badge.bad{background:#fde7e5;color:var(--red)}
+.badge.muted{background:var(--soft);color:var(--muted)}
+.badge.t-dropped{background:#fde7e5;color:#a2302a}
+.badge.t-pseudonymized{background:#efe7fb;color:#6a3fb0}
+.badge.t-kept{background:var(--soft);color:#46566a}
+.badge.t-generalized,.badge.t-aggregated,.badge.t-synthesized,.badge.t-perturbed{background:#e4eefa;color:#1f5691}
+.cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin:14px 0 6px}
+.card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:#fbfcfe}
+.card-label{font-size:11.5px;text-transform:uppercase;letter-spacing:.06em;color:var(--muted)}
+.card-value{font-size:21px;font-weight:650;margin-top:2px}
+.card-note{font-size:12.5px;color:var(--muted)}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:5px 18px;margin:10px 0;font-size:14px}
+dl.facts dt{color:var(--muted)}
+dl.facts dd{margin:0}
+figure{margin:14px 0 6px}
+figcaption{font-size:13px;color:var(--muted);margin-top:4px}
+svg.chart{width:100%;height:auto;display:block}
+svg.chart text{font-family:inherit}
+.chart .grid{stroke:#edf0f4;stroke-width:1}
+.chart .axis{stroke:#8a96a6;stroke-width:1}
+.chart .tick{font-size:11.5px;fill:#4b5869}
+.chart .label{font-size:12.5px;fill:#2c3848}
+.chart .red{fill:var(--red)}
+.chart .note-red{font-size:12px;fill:var(--red);font-weight:600}
+.chart .bar{fill:#4a84c4}
+.chart .bar-bad{fill:var(--red)}
+.chart .bar-grey{fill:#b4bfcc}
+.chart .band{fill:#2563a6;fill-opacity:.11}
+.chart .threshold{stroke:var(--red);stroke-width:1.5;stroke-dasharray:2 3}
+.chart .chosen{stroke:#444;stroke-width:1.5;stroke-dasharray:6 4}
+.chart .line-blue{stroke:var(--blue);stroke-width:2;fill:none}
+.chart .line-red{stroke:var(--red);stroke-width:1.6;fill:none;stroke-dasharray:5 3}
+.legend{display:flex;flex-wrap:wrap;gap:4px 20px;font-size:12.5px;color:#39475a;margin:6px 0 0 70px}
+.legend span{display:inline-flex;align-items:center;gap:7px}
+.sw{display:inline-block;width:22px;height:0;border-top:2px solid}
+.sw-blue{border-color:#2563a6}
+.sw-red{border-top:2px dashed #c0392b}
+.sw-threshold{border-top:2px dotted #c0392b}
+.sw-chosen{border-top:2px dashed #444}
+.sw-band{height:12px;border:0;background:rgba(37,99,166,.15)}
+.sw-bar{height:12px;border:0;background:#4a84c4}
+.sw-grey{height:12px;border:0;background:#b4bfcc}
+.sw-cross{width:12px;height:12px;border:0;background:linear-gradient(45deg,transparent 44%,#111 44%,#111 56%,
+transparent 56%),linear-gradient(-45deg,transparent 44%,#111 44%,#111 56%,transparent 56%)}
+.chart .dot-blue{fill:var(--blue);stroke:#fff;stroke-width:1.2}
+.chart .dot-red{fill:var(--red)}
+.chart .cross{stroke:#111;stroke-width:2}
+.verdict{margin:14px 0 4px;padding:10px 14px;border-radius:8px;font-weight:600}
+.verdict.ok{background:#e9f6ee;color:var(--green);border:1px solid #c7e8d3}
+.verdict.bad{background:#fdeeee;color:var(--red);border:1px solid #f3c9c5}
+footer{color:var(--muted);font-size:12.5px;padding:6px 0 36px}
+@media print{body{background:#fff}section{box-shadow:none;break-inside:avoid}nav.toc{display:none}}
+"""
+
+
+class _Page:
+    def __init__(self, manifest: Manifest, frame: pd.DataFrame, files: dict[str, str]) -> None:
+        self.m = manifest
+        self.frame = frame
+        self.files = files
+        self.k_labels = label_min_count(manifest)
+        self.columns = set(manifest.columns) | {t.name for t in manifest.treatments}
+        self._labels = self._class_labels()
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def _class_labels(self) -> dict[str, str]:
+        """Each per-class label of the utility report -> what the report may call it: ``class #i`` (position
+        among the sorted labels, as the tuning trace numbers classes), with the label itself only when it occurs
+        at least k times in the published table."""
+        labels = sorted(c.label for c in self.m.utility.per_class)
+        cls = self.m.roles.class_column
+        counts: Counter[str] = Counter()
+        if cls is not None and cls in self.frame.columns:
+            counts = Counter(self.frame[cls].dropna().astype(str).to_list())
+        out = {}
+        for i, label in enumerate(labels):
+            out[label] = f"class #{i} ({label})" if counts.get(label, 0) >= self.k_labels else f"class #{i}"
+        return out
+
+    def _claims_table(self, claims: Sequence[Claim], recheck: bool = True) -> str:
+        rows = []
+        for c in claims:
+            measure = c.measure or _GATE_MEASURE.get(c.name, "")
+            row = [f"<code>{_e(c.name)}</code>", _e(measure), _e(_fmt(c.value)),
+                   f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(_fmt(c.threshold))}", _badge(c.passed)]
+            if recheck:
+                row.append("published table" if c.recheck == "published" else "needs the original input")
+            rows.append((*row, _e(c.worst or "")))
+        head = ("claim", "measured", "value", "rule", "verdict") + (("re-check from",) if recheck else ()) + (
+            "worst",)
+        return _table(head, rows, num=(2,), nowrap=(0, 3, 5) if recheck else (0, 3))
+
+    # -- sections -------------------------------------------------------------------------------------------
+    def summary(self) -> str:
+        m = self.m
+        unit_name, unit_text = _UNIT_TEXT[m.unit]
+        held_out = m.utility.test_rows
+        rare = m.rare_categories
+        removed = rare.rows_removed if rare is not None else 0
+        every_row = _every_row(m)
+        claims = m.privacy.claims
+        held = sum(c.passed for c in claims)
+        ratio = m.utility.ratio
+        cards = _cards([
+            ("rows published", _e(_fmt(m.rows)), f"of {_e(_fmt(m.ingest.rows))} input rows"),
+            ("columns published", _e(_fmt(len(m.columns))), f"of {_e(_fmt(len(m.ingest.columns)))} input columns"),
+            ("method", _e(m.method.name), f"unit: {_e(unit_name)}"),
+            ("privacy claims", f"{held} / {len(claims)}", "hold" if held == len(claims) else "<b>some fail</b>"),
+            ("accuracy", _e(f"{m.utility.accuracy:.3f}"),
+             f"original {m.utility.accuracy_original:.3f}" + (f", ratio {ratio:.2f}" if ratio is not None else "")),
+        ])
+        method_text = _METHOD_TEXT.get(m.method.name, m.method.name)
+        parts = [
+            f'<p class="lead">This release publishes <b>{_fmt(m.rows)} rows</b> and <b>{len(m.columns)} columns</b> '
+            f"of the dataset <b>{_e(m.dataset)}</b> (release <code>{_e(m.release_id)}</code>). The input had "
+            f"{_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns; " + (
+                f"{_fmt(held_out)} rows were held out to measure utility (this method publishes every row: the "
+                "held-out rows are sanitized like the others)" if every_row else
+                f"{_fmt(held_out)} rows were held out to measure utility and are not published")
+            + (f"; {_fmt(removed)} rows were left out by the rare-value rule" if removed else "") + ".</p>",
+            f"<p>The table was sanitized by <b>{_e(method_text)}</b>. Its privacy is measured over "
+            f"<b>{_e(unit_name)}</b>: {_e(unit_text)}.</p>",
+            cards,
+            "<h3>Method and parameters</h3>",
+        ]
+        tuned = m.tuning.parameter if m.tuning.strategy != "fixed" else None
+        prow = []
+        for key, value in m.method.params.items():
+            text = _param_value(value, self.columns)
+            note = "chosen by tuning" if key == tuned else ""
+            if key == "levels" and m.tuning.lattice is not None:
+                note = "chosen by the lattice search"
+            prow.append((f"<code>{_e(key)}</code>", _e(text) if text is not None else '<span class="muted">'
+                         "(not shown: may hold data values)</span>", note))
+        parts.append(_table(("parameter", "value", ""), prow, compact=True))
+        extra = []
+        if m.method.groups is not None:
+            extra.append(f"{_fmt(m.method.groups)} {unit_name} formed")
+        if m.method.suppressed_rows:
+            extra.append(f"{_fmt(m.method.suppressed_rows)} rows suppressed")
+        if m.group_column:
+            extra.append(f"each row's generating group is published in column <code>{_e(m.group_column)}</code>")
+        if extra:
+            parts.append(f'<p class="note">{"; ".join(extra)}.</p>')
+        parts.append("<h3>Every input column</h3>")
+        parts.append(f'<p class="note">Identifiers: {_e(m.spec.identifiers.action)}. Each column has exactly one '
+                     "treatment; the reason says why it got its role.</p>")
+        trow = []
+        for t in sorted(m.treatments, key=lambda t: t.position):
+            trow.append((_e(t.position), f"<code>{_e(t.name)}</code>", _e(t.role.value.replace("_", "-")),
+                         f'<span class="badge t-{_e(t.treatment)}">{_e(t.treatment)}</span>', _e(t.reason),
+                         _e(_fmt(t.rare_cells)) if t.rare_cells else ""))
+        parts.append(_table(("#", "column", "role", "treatment", "reason", "rare cells"), trow, num=(0, 5),
+                            nowrap=(2, 3)))
+        if rare is not None:
+            text = (f"Rare values: no published categorical cell holds a value seen fewer than {rare.k} times in the "
+                    f"input. {_fmt(rare.columns_checked)} categorical columns were checked")
+            if rare.columns:
+                text += f"; {len(rare.columns)} had rare values:"
+            else:
+                text += "; none had rare values."
+            parts.append(f'<p class="note">{text}</p>')
+            parts.append(_table(("column", "action", "distinct rare values", "cells or rows affected"),
+                                [(f"<code>{_e(c.name)}</code>", _e(c.action.replace('_', ' ')),
+                                  _e(_fmt(c.values_merged)), _e(_fmt(c.cells_affected))) for c in rare.columns],
+                                num=(2, 3)))
+        return "".join(parts)
+
+    def policy(self) -> str:
+        m = self.m
+        from ppdp.schemas.privacy import gates_set
+
+        policy = m.spec.privacy
+        claims = m.privacy.claims
+        failing = [c for c in claims if not c.passed]
+        parts = [
+            "<p>A release is published only when every gate of its privacy policy holds. The claims below were "
+            "measured before publication on the published table (and, where marked, against the original input); "
+            "anyone holding this folder can re-check them with <code>ppdp validate --release DIR</code> "
+            "(adding <code>--original PATH</code> for claims that need the input).</p>",
+        ]
+        rows = []
+        fields = type(policy).model_fields
+        for name in gates_set(policy):
+            desc = re.sub(r"^[a-z_ ]+ units?: ", "", fields[name].description or "")
+            rows.append((f"<code>{_e(name)}</code>", _e(_fmt(getattr(policy, name))), _e(desc)))
+        if policy.max_records_at_risk is not None or policy.max_prosecutor_risk is not None:
+            rows.append(("<code>risk_threshold</code>", _e(_fmt(policy.risk_threshold)),
+                         "a record is at risk when its re-identification risk exceeds this"))
+        if policy.min_dcr is not None:
+            rows.append(("<code>dcr_quantile</code>", _e(_fmt(policy.dcr_quantile)), _e(
+                fields["dcr_quantile"].description or "")))
+        if policy.l is not None:
+            rows.append(("<code>l_variant</code>", _e(policy.l_variant), "how l-diversity is counted"))
+        if policy.beta is not None:
+            rows.append(("<code>beta_variant</code>", _e(policy.beta_variant), "which beta-likeness"))
+        parts.append("<h3>The policy</h3>")
+        parts.append(_table(("gate", "threshold", "meaning"), rows, num=(1,)))
+        parts.append("<h3>The claims</h3>")
+        if claims:
+            parts.append(self._claims_table(claims))
+            units = sorted({c.unit for c in claims if c.unit})
+            if units:
+                parts.append(f'<p class="note">Measured over: {", ".join(_e(_UNIT_TEXT[u][0]) for u in units)}.</p>')
+        else:
+            parts.append('<p class="muted">The manifest lists no privacy claim.</p>')
+        if failing:
+            parts.append(f'<div class="verdict bad">{len(failing)} of {len(claims)} claims do not hold.</div>')
+        elif claims:
+            parts.append(f'<div class="verdict ok">Every privacy claim holds ({len(claims)} of {len(claims)}).</div>')
+        return "".join(parts)
+
+    def risk(self) -> str:
+        m, p = self.m, self.m.privacy
+        parts = []
+        threshold = next((c.threshold for c in p.claims if c.name == "k"), None)
+        if threshold is None and m.spec.privacy.k is not None:
+            threshold = float(m.spec.privacy.k)
+        if m.unit == "record":
+            parts.append("<p>This release's privacy unit is the <b>record</b>: rows are perturbed or generated one "
+                         "by one, so there are no equivalence classes or generating groups to count. Its risk is "
+                         "measured by comparing each original record with the published ones (below).</p>")
+        else:
+            what = "equivalence class" if m.unit == "equivalence_class" else "generating group"
+            sizes, note = self._class_sizes()
+            if sizes is None:
+                parts.append(f'<p class="muted">The {what} sizes cannot be computed from data.parquet: {_e(note)}.</p>')
+            elif sizes.size == 0:
+                parts.append("<p class=\"muted\">The published table has no rows.</p>")
+            else:
+                small = int(sizes[sizes < threshold].sum()) if threshold is not None else 0
+                over = ("the quasi-identifiers " + ", ".join(f"<code>{_e(q)}</code>" for q in note.split("\x00"))
+                        if m.unit == "equivalence_class" else f"the group column <code>{_e(note)}</code>")
+                parts.append(
+                    f"<p>The {_fmt(int(sizes.sum()))} published rows fall into <b>{_fmt(sizes.size)} "
+                    f"{_plural(what) if sizes.size != 1 else what}</b> "
+                    f"(grouped by {over}): the smallest holds <b>{_fmt(int(sizes.min()))}</b> "
+                    f"record{'s' if sizes.min() != 1 else ''}, the median "
+                    f"{_fmt(float(np.median(sizes)))}, the mean {_fmt(float(sizes.mean()))}, the largest "
+                    f"{_fmt(int(sizes.max()))}."
+                    + (f" {_fmt(small)} records are in {_plural(what)} smaller than the policy's k = "
+                       f"{_fmt(threshold)}."
+                       if threshold is not None and small else
+                       (f" No {what} is smaller than the policy's k = {_fmt(threshold)}." if threshold is not None
+                        else "")) + "</p>")
+                parts.append(f"<figure>{_histogram_svg(sizes, threshold, what)}<figcaption>How many "
+                             f"{_plural(what)} have "
+                             f"each size, counted from data.parquet"
+                             + (" (red: below the policy's k)." if threshold is not None else ".")
+                             + "</figcaption></figure>")
+        r = p.risk
+        if r is not None:
+            parts.append("<h3>Re-identification risk</h3>")
+            parts.append('<p class="note">ARX\'s attacker models over the classes above (risk 1 means certain '
+                         "re-identification).</p>")
+            rows = []
+            for key, name, desc in _RISK_TEXT:
+                value = getattr(r, key)
+                if value is None:
+                    continue
+                if key == "records_at_risk":
+                    desc = f"share of records whose prosecutor risk exceeds {_fmt(r.risk_threshold)}"
+                rows.append((_e(name), _e(_fmt(value)), _e(desc)))
+            parts.append(_table(("measure", "value", "meaning"), rows, num=(1,)))
+        a = p.measures
+        if a is not None:
+            rows = []
+            for key, value in a.model_dump().items():
+                if value is None or key == "k_anonymity":
+                    continue
+                shown = ", ".join(_fmt(v) for v in value) if isinstance(value, list | tuple) else _fmt(value)
+                rows.append((f"<code>{_e(key)}</code>", _e(shown)))
+            if rows:
+                parts.append("<h3>Anonymity models</h3>")
+                parts.append(f'<p class="note">pyCANON\'s measures over the classes and the sensitive attributes '
+                             f"({', '.join(f'<code>{_e(s)}</code>' for s in p.sensitive_attributes) or 'none'}).</p>")
+                parts.append(_table(("measure", "value"), rows, num=(1,)))
+        s = p.synthetic
+        if s is not None or p.linkage_risk is not None or p.dcr_quantile is not None:
+            parts.append("<h3>Distance and linkage</h3>")
+            rows = []
+            link = s.linkage_risk if s is not None and s.linkage_risk is not None else p.linkage_risk
+            if link is not None:
+                rows.append(("linkage risk", _e(_fmt(link)), "share of original records whose nearest published "
+                             "record stands for them (record) or came from their own group"))
+            if s is not None:
+                for key, value in s.dcr_quantiles.items():
+                    q = re.fullmatch(r"q(\d+)", key)
+                    name = f"DCR, {int(q.group(1))}% quantile" if q else f"DCR {key}"
+                    rows.append((_e(name), _e(_fmt(value)), "distance from an original record to its closest "
+                                 "published record (standardized quasi-identifiers)"))
+                if s.dcr_exact_matches is not None:
+                    rows.append(("exact matches", _e(_fmt(s.dcr_exact_matches)),
+                                 "share of original records published unchanged"))
+                if s.confidence_interval_privacy is not None:
+                    rows.append(("confidence-interval privacy", _e(_fmt(s.confidence_interval_privacy)),
+                                 "paper 000: 95% interval width of a value's estimate / the attribute's range"))
+            elif p.dcr_quantile is not None:
+                rows.append(("DCR at the policy's quantile", _e(_fmt(p.dcr_quantile)), ""))
+            parts.append(_table(("measure", "value", "meaning"), rows, num=(1,)))
+        q = p.perturbation
+        if q is not None:
+            parts.append("<h3>Value distortion</h3>")
+            parts.append('<p class="note">Paper 004\'s measures, original against published values (rows '
+                         "aligned).</p>")
+            parts.append(_table(("measure", "value", "meaning"),
+                                [(_e(name), _e(_fmt(getattr(q, key))), _e(desc)) for key, name, desc
+                                 in _PERTURBATION_TEXT], num=(1,)))
+        att = p.attacker
+        if att is not None:
+            parts.append("<h3>Random-query attacker</h3>")
+            parts.append(f'<p class="note">Paper 002: {_fmt(att.queries)} random queries built from original '
+                         "records' quasi-identifier values, asked of the original table and of the release.</p>")
+            sides = [("original", att.original)] if att.release_is_original else [
+                ("original table", att.original), ("release", att.release)]
+            rows = []
+            for label, getter in (
+                    ("queries matching a record", lambda x: _fmt(x.matched_queries)),
+                    ("queries matching exactly one record", lambda x: _pct(x.identifying_share)),
+                    ("re-identification probability, median", lambda x: _fmt(x.reidentification_median)),
+                    ("re-identification probability, mean", lambda x: _fmt(x.reidentification_mean)),
+                    ("re-identification probability, max", lambda x: _fmt(x.reidentification_max)),
+                    ("sensitive association, mean", lambda x: _fmt(x.sensitive_association_mean))):
+                values = [getter(side) for _, side in sides]
+                if all(v == "n/a" for v in values):
+                    continue
+                rows.append((_e(label), *(_e(v) for v in values)))
+            parts.append(_table(("measure", *(name for name, _ in sides)), rows, num=tuple(range(1, len(sides) + 1)),
+                                compact=True))
+        if not parts:
+            parts.append('<p class="muted">The manifest holds no risk measure.</p>')
+        return "".join(parts)
+
+    def _class_sizes(self) -> tuple[np.ndarray | None, str]:
+        m, frame = self.m, self.frame
+        if m.unit == "generating_group":
+            col = m.group_column
+            if not col or col not in frame.columns:
+                return None, "the group column is not in the table"
+            ids = pd.factorize(frame[col], use_na_sentinel=False)[0]
+            return np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64), col
+        qis = m.roles.quasi_identifiers
+        missing = [q for q in qis if q not in frame.columns]
+        if missing or not qis:
+            return None, ("a quasi-identifier column is missing" if missing else "no quasi-identifier")
+        ids = equivalence_class_ids(frame, qis)
+        return (np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64)), "\x00".join(qis)
+
+    def utility(self) -> str:
+        m, u = self.m, self.m.utility
+        ratio = "n/a" if u.ratio is None else f"{u.ratio:.3f}"
+        parts = [
+            f"<p>A <b>{_e(u.classifier)}</b> classifier trained on the published rows ({_fmt(u.train_rows)}) and "
+            f"tested on the {_fmt(u.test_rows)} held-out original rows reached accuracy <b>{u.accuracy:.4f}</b>; the "
+            f"same classifier trained on the original rows reached <b>{u.accuracy_original:.4f}</b> (ratio "
+            f"{_e(ratio)}).</p>",
+            _cards([("accuracy on the release", f"{u.accuracy:.3f}", f"{_e(u.classifier)}, held-out rows"),
+                    ("accuracy on the original", f"{u.accuracy_original:.3f}", "same classifier and rows"),
+                    ("ratio", _e(ratio), "release / original"),
+                    ("mean shift", _e(_fmt(u.mean_shift, 3)), "|mean difference| / sd"),
+                    ("correlation loss", _e(_fmt(u.correlation_loss, 3)), "mean |correlation difference|")]),
+        ]
+        if u.gates:
+            parts.append("<h3>Utility gates</h3>")
+            parts.append(self._claims_table(u.gates, recheck=False))
+        if u.per_class:
+            parts.append("<h3>Accuracy per class</h3>")
+            rows, bars = [], []
+            for c in sorted(u.per_class, key=lambda c: c.label):
+                name = self._labels[c.label]
+                rows.append((_e(name), _e(_fmt(c.support)), f"{c.sanitized:.4f}", f"{c.original:.4f}",
+                             f"{c.sanitized - c.original:+.4f}"))
+                bars.append((name if len(name) <= 26 else name[:25] + "…", c.sanitized, c.original))
+            parts.append(_table(("class", "held-out rows", "release", "original", "difference"), rows,
+                                num=(1, 2, 3, 4)))
+            parts.append(f'<p class="note">A class label is shown only when it occurs at least {self.k_labels} '
+                         "times in the published table; classes are numbered in sorted label order.</p>")
+            if len(bars) <= 30:
+                svg, legend = _per_class_svg(bars)
+                parts.append(f"<figure>{svg}{legend}<figcaption>Accuracy per class on the held-out original rows, "
+                             "for the classifier trained on the release and on the original rows.</figcaption>"
+                             "</figure>")
+        if u.delta_r:
+            parts.append("<h3>Paper 004's ΔR</h3>")
+            eps = "" if u.delta_r_epsilon is None else f" with epsilon = {_fmt(u.delta_r_epsilon)}"
+            parts.append(f'<p class="note">ΔR = R_p - (1 - epsilon) R_o{eps}; the release keeps utility when ΔR ≥ 0 '
+                         "for every classifier.</p>")
+            parts.append(_table(("classifier", "R_p (release)", "R_o (original)", "ΔR", "verdict"),
+                                [(_e(d.classifier), f"{d.accuracy:.4f}", f"{d.accuracy_original:.4f}",
+                                  f"{d.value:+.4f}", _badge(d.value >= 0)) for d in u.delta_r], num=(1, 2, 3)))
+        parts.append("<h3>Information loss per attribute</h3>")
+        levels = m.method.params.get("levels") if isinstance(m.method.params.get("levels"), dict) else {}
+        cells = m.method.suppressed_cells
+        attrs = list(dict.fromkeys([*levels, *cells]))
+        if attrs:
+            rows = []
+            for a in attrs:
+                level = levels.get(a)
+                rows.append((f"<code>{_e(a)}</code>", _e(_fmt(level)) if isinstance(level, int | float) else "",
+                             _e(_fmt(cells.get(a, 0)))))
+            head = ("attribute", "generalization level", "suppressed cells") if levels else (
+                "attribute", "", "suppressed cells")
+            parts.append(_table(head, rows, num=(1, 2), compact=True))
+        lat = m.tuning.lattice
+        if lat is not None and lat.measures:
+            parts.append(f'<p class="note">The chosen lattice node is best under <b>{_e(lat.measure)}</b> '
+                         "(ARX's definitions); all its measures:</p>")
+            parts.append(_table(("measure", "value", "meaning"),
+                                [(f"<code>{_e(k)}</code>", _e(_fmt(v)), _e(_LATTICE_TEXT.get(k, "")))
+                                 for k, v in lat.measures.items()], num=(1,)))
+        if not attrs and (lat is None or not lat.measures):
+            parts.append('<p class="note">The method reports no per-attribute loss (no generalization level, no '
+                         "suppressed cell); the mean shift and correlation loss above summarize the loss over the "
+                         "encoded attributes.</p>")
+        return "".join(parts)
+
+    def tuning(self) -> str:
+        t, unit = self.m.tuning, self.m.unit
+        parts = [f"<p>{_e(t.rule)}.</p>" if not t.rule.endswith(".") else f"<p>{_e(t.rule)}</p>"]
+        facts = [("strategy", _e(t.strategy)), ("objective", _e(t.objective.replace("_", " ")))]
+        if t.parameter:
+            facts.append(("parameter", f"<code>{_e(t.parameter)}</code>"
+                          + (f" ({_e(t.safer)} is safer)" if t.safer else "")))
+        if t.low is not None or t.high is not None:
+            facts.append(("range searched", f"{_e(_fmt(t.low))} to {_e(_fmt(t.high))}"))
+        if t.threshold is not None:
+            facts.append(("policy threshold on the parameter", _e(_fmt(t.threshold))))
+        if t.accuracy_gap is not None:
+            facts.append(("accuracy gap t_a", _e(_fmt(t.accuracy_gap))))
+        if t.suggested is not None:
+            facts.append(("method's suggestion", _e(_fmt(t.suggested))))
+        if t.chosen is not None:
+            facts.append(("chosen value", f"<b>{_e(_fmt(t.chosen))}</b>"))
+        if t.evaluations:
+            facts.append(("values evaluated", f"{len(t.evaluations)} of {_fmt(t.candidates)} candidates"))
+        if t.class_sizes:
+            facts.append(("training rows per class", _e(", ".join(f"{k}: {_fmt(v)}" for k, v in
+                                                                  t.class_sizes.items()))))
+        parts.append(_dl(facts))
+        privacy_label = {"equivalence_class": "k (smallest class)",
+                         "generating_group": "confidence-interval privacy",
+                         "record": "DCR quantile"}[unit]
+        if t.evaluations:
+            svg, legend = _tuning_svg(t, privacy_label)
+            notes = ["the band is the accuracy gap the rule allows"] if t.accuracy_gap is not None else []
+            notes += ["the dashed line the chosen value"] if t.chosen is not None else []
+            notes += ["the dotted red line the policy threshold"] if t.threshold is not None else []
+            parts.append(f"<figure>{svg}{legend}<figcaption>Accuracy on the held-out rows (blue, left axis) and the "
+                         "privacy figure (red, right axis) for every evaluated value"
+                         + (f"; {', '.join(notes)}" if notes else "") + ".</figcaption></figure>")
+            rows, marked = [], []
+            chosen = float(t.chosen) if t.chosen is not None else None
+            for e in sorted(t.evaluations, key=lambda e: e.value):
+                rows.append((_e(_fmt(e.value)), _e(_fmt(e.privacy)), f"{e.accuracy:.4f}",
+                             _badge(e.meets_policy, "passes", "fails") if e.meets_policy is not None else "",
+                             _e(_fmt(e.runs))))
+                marked.append(chosen is not None and math.isclose(e.value, chosen))
+            parts.append(_table((_e(t.parameter or "value"), _e(privacy_label), "accuracy", "policy", "runs"), rows,
+                                num=(0, 1, 2, 4), marked=marked, compact=True))
+            parts.append('<p class="note">The chosen value is highlighted.</p>')
+        elif t.lattice is not None:
+            lat = t.lattice
+            parts.append(f"<p>Full-domain generalization: the lattice search chose one generalization level per "
+                         f"quasi-identifier. It checked {_fmt(lat.checked)} of {_fmt(lat.total)} nodes against the "
+                         f"privacy gates (visiting {_fmt(lat.visited)}, the others settled by monotonicity); the "
+                         f"chosen node has {_fmt(lat.classes)} equivalence classes and suppresses "
+                         f"{_fmt(lat.suppressed_rows)} records.</p>")
+            parts.append(_table(("quasi-identifier", "level"),
+                                [(f"<code>{_e(c)}</code>", _e(_fmt(v))) for c, v in lat.node.items()], num=(1,),
+                                compact=True))
+        else:
+            parts.append('<p><span class="badge muted">fixed</span> The method ran with its parameters as given; '
+                         "nothing was tuned.</p>")
+        return "".join(parts)
+
+    def checks(self) -> str:
+        m = self.m
+        parts = ["<p>Great Expectations suites run on the input before anything else, and on the release before it "
+                 "was written. Results are counts only.</p>"]
+        for title, outcomes, suite in (("Input", m.ingest.expectations, m.ingest.suite),
+                                       ("Output", m.output_checks, None)):
+            ok, total = _check_counts(outcomes)
+            parts.append(f"<h3>{title}: {ok} of {total} passed "
+                         + _badge(ok == total, "all passed", f"{total - ok} failed") + "</h3>")
+            if suite:
+                parts.append(f'<p class="note">Suite <code>{_e(suite)}</code>, {_fmt(m.ingest.expectation_count)} '
+                             f"expectations, on {_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns "
+                             f"({_e(m.ingest.format)}).</p>")
+            groups: dict[str, list[ExpectationOutcome]] = {}
+            for o in outcomes:
+                groups.setdefault(o.expectation, []).append(o)
+            rows = []
+            for name, items in groups.items():
+                unexpected = [o.unexpected_count for o in items if o.unexpected_count is not None]
+                columns = [o.column for o in items if o.column]
+                rows.append((f"<code>{_e(name)}</code>", _e(_fmt(len(items))), _e(_fmt(sum(o.success for o in items))),
+                             _e(_fmt(sum(not o.success for o in items))),
+                             _e(_fmt(sum(unexpected))) if unexpected else "",
+                             _e(_fmt(len(columns))) if columns else ""))
+            parts.append(_table(("expectation", "checks", "passed", "failed", "unexpected cells", "columns"), rows,
+                                num=(1, 2, 3, 4, 5)))
+            failed = [o for o in outcomes if not o.success]
+            if failed:
+                parts.append(_table(("failed expectation", "column", "unexpected cells", "of"),
+                                    [(f"<code>{_e(o.expectation)}</code>", f"<code>{_e(o.column)}</code>"
+                                      if o.column else "", _e(_fmt(o.unexpected_count)), _e(_fmt(o.element_count)))
+                                     for o in failed], num=(2, 3)))
+        return "".join(parts)
+
+    def provenance(self) -> str:
+        m = self.m
+        data_hash = self.files.get("data.parquet")
+        matches = data_hash is not None and data_hash == m.output_sha256
+        facts = [
+            ("release id", f"<code>{_e(m.release_id)}</code>"),
+            ("dataset", _e(m.dataset)),
+            ("created at", _e(m.created_at.isoformat())),
+            ("flow run id", f"<code>{_e(m.flow_run_id)}</code>" if m.flow_run_id else "none"),
+            ("seed", _e(_fmt(m.seed))),
+            ("input SHA-256", f"<code>{_e(m.input_sha256)}</code>"),
+            ("spec SHA-256", f"<code>{_e(m.spec_sha256)}</code>"),
+            ("output SHA-256", f"<code>{_e(m.output_sha256)}</code> "
+             + _badge(matches, "data.parquet matches", "data.parquet differs")),
+        ]
+        parts = [_dl(facts), "<h3>Files this report was built from</h3>",
+                 _table(("file", "SHA-256"), [(f"<code>{_e(n)}</code>", f"<code>{_e(h)}</code>")
+                                              for n, h in self.files.items()], compact=True),
+                 '<p class="note">The audit trail signs the release folder\'s exact files; '
+                 "<code>ppdp audit verify</code> checks them, <code>ppdp report DIR</code> regenerates this "
+                 "report.</p>",
+                 "<h3>Versions at release time</h3>",
+                 _table(("component", "version"), [(_e(k.replace("_", "-")), f"<code>{_e(v)}</code>")
+                                                   for k, v in m.versions.model_dump().items()], compact=True)]
+        return "".join(parts)
+
+    # -- page -----------------------------------------------------------------------------------------------
+    def render(self) -> str:
+        m = self.m
+        claims = m.privacy.claims
+        verdict = ('<span class="badge ok">every privacy claim holds</span>' if claims and all(
+            c.passed for c in claims) else '<span class="badge bad">a privacy claim fails</span>' if claims
+            else '<span class="badge muted">no privacy claim</span>')
+        nav = "".join(f'<a href="#{sid}">{i}. {_e(title)}</a>' for i, (sid, title) in enumerate(SECTIONS, 1))
+        sections = []
+        for i, (sid, title) in enumerate(SECTIONS, 1):
+            body = getattr(self, sid)()
+            sections.append(f'<section id="{sid}"><h2><span class="num">{i}</span>{_e(title)}</h2>{body}</section>')
+        csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+        return (
+            "<!DOCTYPE html>\n"
+            '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+            f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+            f'<meta name="generator" content="ppdp {_e(m.versions.ppdp)}">\n'
+            f"<title>Release report: {_e(m.dataset)} {_e(m.release_id)}</title>\n"
+            f"<style>{_CSS}</style>\n</head>\n<body>\n"
+            f'<header class="top"><div class="wrap"><p class="eyebrow">ppdp release report</p>'
+            f"<h1>{_e(m.dataset)}</h1><p class=\"sub\">Release <code>{_e(m.release_id)}</code> · created "
+            f"{_e(m.created_at.strftime('%Y-%m-%d %H:%M UTC'))} · {_fmt(m.rows)} rows · {_e(m.method.name)} · "
+            f"{verdict}</p></div></header>\n"
+            f'<nav class="toc"><div class="wrap">{nav}</div></nav>\n'
+            f'<main class="wrap">\n' + "\n".join(sections) + "\n</main>\n"
+            '<footer class="wrap">Generated by ppdp from this release folder\'s manifest.json and data.parquet. '
+            "No data value appears in this report: only counts, aggregates, column names, and class labels that "
+            f"occur at least {self.k_labels} times in the published table.</footer>\n"
+            "</body>\n</html>\n"
+        )
+
+
+__all__ = ["REPORT_NAME", "SECTIONS", "label_min_count", "load_folder", "render_report", "report_markdown",
+           "report_table", "write_atomic", "write_report"]
