@@ -6,6 +6,7 @@ internal error. Nothing printed here contains a data value.
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -594,6 +595,36 @@ def audit_head(root: Path = RootOption) -> None:
 def main() -> None:
     settings.apply()
     app(prog_name="ppdp")
+
+
+def entry() -> None:
+    """The ``ppdp`` console script: :func:`main`, then a quick exit (see :func:`_exit`)."""
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    """Leave without tearing the interpreter down module by module: after a release, Python's own finalization
+    of the imported libraries (Prefect, Great Expectations, pandas, scikit-learn) took 1.3 s of a 9 s run. Every
+    non-daemon thread is joined and every ``atexit`` hook runs first (Prefect's log and event workers drain
+    there, and a temporary Prefect server is stopped), then the standard streams are flushed."""
+    import atexit
+    import threading
+
+    for thread in threading.enumerate():
+        if thread is not threading.main_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

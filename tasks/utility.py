@@ -11,8 +11,6 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import train_test_split
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ClassAccuracy, DeltaR, GateResult, Roles, UtilityReport
@@ -43,6 +41,8 @@ def holdout_positions(frame: pd.DataFrame, class_column: str, fraction: float, s
     n_test = max(int(round(fraction * len(frame))), len(counts))
     if len(frame) - n_test < len(counts):
         raise InputError(f"input has {len(frame)} rows: too few to hold out {fraction:.0%} by class")
+    from sklearn.model_selection import train_test_split  # scikit-learn is imported by the steps that use it
+
     train, test = train_test_split(np.arange(len(frame)), test_size=n_test, stratify=labels,
                                    random_state=seed % (2**32))
     return train, test
@@ -89,6 +89,8 @@ def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: 
         train = train.loc[train[cls].notna()]
     y_train = train[cls].astype(str).to_numpy()
     y_test = test[cls].astype(str).to_numpy()
+    from sklearn.exceptions import ConvergenceWarning
+
     model = make_classifier(classifier, seed)
     with warnings.catch_warnings():  # a linear SVM that stops at max_iter is still a fair utility figure
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -167,3 +167,55 @@ def test_resolution_applies_to_bisect_only():
     with pytest.raises(ValueError, match="resolution applies only"):
         TuningSpec(strategy="grid", resolution=0.05)
     assert TuningSpec(strategy="bisect", resolution=0.05).resolution == 0.05
+
+
+def _one_at_a_time(least, most, gap, accuracy, integer=True, log=True, resolution=None):
+    """Figure 6 as written (one evaluation per step): the reference for the batched search."""
+    from ppdp.tasks.tune import _midpoint, _narrow
+
+    evaluated = {float(least), float(most)}
+    g1, g2 = float(least), float(most)
+    if _narrow(g1, g2, resolution):
+        return (g2 if abs(accuracy(g1) - accuracy(g2)) <= accuracy(g1) * gap else g1), evaluated
+    g3, span = g1, abs(g2 - g1)
+    for _ in range(10_000 if integer else 60):
+        if g1 == g2 or (not integer and abs(g2 - g1) <= 1e-3 * span) or _narrow(g1, g2, resolution):
+            break
+        g3 = _midpoint(g1, g2, integer, log)
+        evaluated.add(g3)
+        new = (g1, g3) if abs(accuracy(g1) - accuracy(g2)) > accuracy(g1) * gap else (g3, g2)
+        if new == (g1, g2):
+            break
+        g1, g2 = new
+    return g3, evaluated
+
+
+@settings(max_examples=200, deadline=None)
+@given(low=st.integers(1, 500), span=st.integers(0, 5000), seed=st.integers(0, 2**32 - 1), gap=st.floats(0.001, 0.3),
+       resolution=st.one_of(st.none(), st.floats(0.01, 0.5)), larger_safer=st.booleans(), log=st.booleans())
+def test_batched_rule_based_search_evaluates_and_chooses_as_one_at_a_time(low, span, seed, gap, resolution,
+                                                                          larger_safer, log):
+    """The batched search (midpoints already decided are evaluated together) evaluates exactly the values the
+    one-at-a-time Figure 6 evaluates and chooses the same one, for arbitrary accuracies; after the two ends, a
+    round has at most two values."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    table: dict[float, float] = {}
+
+    def accuracy(v):
+        return table.setdefault(float(v), float(rng.choice([0.5, 0.7, 0.8, 0.81, 0.9])))
+
+    least, most = (low, low + span) if larger_safer else (low + span, low)
+    batches = []
+
+    def many(values):
+        batches.append(list(values))
+        return [Evaluation(value=v, privacy=None, accuracy=accuracy(v), per_class={}, meets_policy=None, runs=1,
+                           seconds=0.0) for v in values]
+
+    chosen, seen = rule_based_search(least, most, gap, many, log=log, resolution=resolution)
+    expected, evaluated = _one_at_a_time(least, most, gap, accuracy, log=log, resolution=resolution)
+    assert chosen == expected and set(seen) == evaluated
+    assert sum(len(b) for b in batches) == len(evaluated)  # nothing evaluated twice, nothing speculative
+    assert all(len(b) <= 2 for b in batches[1:])
