@@ -15,6 +15,7 @@ raises that exception, and the run is still marked failed.
 
 from __future__ import annotations
 
+import collections
 import functools
 import re
 import time
@@ -51,9 +52,10 @@ class _Refusal:
         self.error = error
 
 
-STEP_TIMES: list[tuple[str, float, float]] = []
-"""(step, start, end) of every step function run in this process (``time.perf_counter``): the steps' own work,
-for measuring what a run costs beyond it (``ppdp run --timings``). Names and times only."""
+STEP_TIMES: collections.deque[tuple[str, float, float]] = collections.deque(maxlen=100_000)
+"""(step, start, end) of the step functions run in this process (``time.perf_counter``; the latest 100,000, so a
+long-lived deployment process does not grow): the steps' own work, for measuring what a run costs beyond it
+(``ppdp run --timings``). Names and times only."""
 
 
 def steps_seconds(since: float = 0.0) -> float:

@@ -335,11 +335,9 @@ def _pct(value: float | None) -> str:
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    from ppdp.tasks.ingest import file_sha256
+
+    return file_sha256(path)
 
 
 def _check_counts(outcomes: Sequence[ExpectationOutcome]) -> tuple[int, int]:

@@ -207,8 +207,11 @@ def test_prefect_never_stores_raw_or_sanitized_data(workspace):
 
 def test_rule_based_tuning_runs_as_a_flow_step_and_goes_into_the_release(workspace):
     spec = workspace.spec(**{"method__k": None, "tuning": {"strategy": "bisect", "min": 10}})
-    result = ppdp("run", spec)
+    result = ppdp("run", spec, "--timings")
     assert result.exit_code == 0, result.output
+    [timings] = [line.split() for line in result.output.splitlines() if line.strip().startswith("timings")]
+    command, work, beyond = float(timings[1]), float(timings[6]), float(timings[13])
+    assert 0 < work < command and abs(command - work - beyond) < 0.02
     [folder] = published_folders(workspace.root)
     manifest = load_manifest(folder)
     trace = manifest.tuning
@@ -329,3 +332,17 @@ def test_tuning_logs_i_of_n_progress(workspace):
     most = int(progress[0].split("/")[2].split(":")[0])  # "[4/8] tune: evaluation 1/N: k=..."
     assert all(f"evaluation {i}/{most}:" in line for i, line in enumerate(progress, 1))
     assert len(trace.evaluations) <= most
+
+
+def test_steps_seconds_counts_parallel_steps_once():
+    from ppdp.flows.release import STEP_TIMES, steps_seconds
+
+    saved = list(STEP_TIMES)
+    try:
+        STEP_TIMES.clear()
+        STEP_TIMES.extend([("a", 10.0, 12.0), ("b", 11.0, 13.0), ("c", 15.0, 16.0), ("d", 15.2, 15.5)])
+        assert steps_seconds() == pytest.approx(4.0)  # [10, 13] and [15, 16]
+        assert steps_seconds(since=14.0) == pytest.approx(1.0)
+    finally:
+        STEP_TIMES.clear()
+        STEP_TIMES.extend(saved)

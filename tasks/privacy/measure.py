@@ -124,28 +124,7 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
     elif sizes.size:  # same class numbering as tasks.privacy.models: ids from equivalence_class_ids
         details["k_anonymity"] = models.MeasureDetail(int(sizes.min()), int(np.argmin(sizes)), None)
 
-    def value(name: str):
-        d = details.get(name)
-        if d is None:
-            return None
-        v = d.value
-        if isinstance(v, tuple):
-            return tuple(_finite(x) for x in v)
-        return _finite(v)
-
-    measures = AnonymityMeasures(
-        k_anonymity=int(sizes.min()) if sizes.size else 0,
-        alpha_k_anonymity=value("alpha_k_anonymity"),
-        l_diversity=value("l_diversity"),
-        entropy_l_diversity=value("entropy_l_diversity"),
-        recursive_c_l_diversity=value("recursive_c_l_diversity"),
-        t_closeness=value("t_closeness"),
-        delta_disclosure=value("delta_disclosure"),
-        basic_beta_likeness=value("basic_beta_likeness"),
-        enhanced_beta_likeness=value("enhanced_beta_likeness"),
-        entropy_l_value=value("entropy_l_diversity_value"),
-        hierarchical_t_closeness=value("hierarchical_t_closeness"),
-    )
+    measures = anonymity_measures(details, int(sizes.min()) if sizes.size else 0)
     risk_measures = None
     if len(frame):
         r = risk.reidentification_risk(frame, classes, population=population, threshold=thresholds.risk_threshold,
@@ -178,7 +157,32 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
     return report
 
 
+def anonymity_measures(details: dict, k: int) -> AnonymityMeasures:
+    """The report's measures from :func:`ppdp.tasks.privacy.models.all_measure_details` (non-finite values as
+    None); shared by the single-table path and the partitioned one (:mod:`ppdp.tasks.privacy.partitioned`)."""
+
+    def value(name: str):
+        d = details.get(name)
+        return None if d is None else _finite(d.value)
+
+    return AnonymityMeasures(
+        k_anonymity=k,
+        alpha_k_anonymity=value("alpha_k_anonymity"),
+        l_diversity=value("l_diversity"),
+        entropy_l_diversity=value("entropy_l_diversity"),
+        recursive_c_l_diversity=value("recursive_c_l_diversity"),
+        t_closeness=value("t_closeness"),
+        delta_disclosure=value("delta_disclosure"),
+        basic_beta_likeness=value("basic_beta_likeness"),
+        enhanced_beta_likeness=value("enhanced_beta_likeness"),
+        entropy_l_value=value("entropy_l_diversity_value"),
+        hierarchical_t_closeness=value("hierarchical_t_closeness"),
+    )
+
+
 def _finite(v):
+    if isinstance(v, tuple):
+        return tuple(_finite(x) for x in v)
     if isinstance(v, (float, np.floating)):
         return float(v) if math.isfinite(v) else None
     if isinstance(v, (np.integer,)):

@@ -49,13 +49,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ppdp.schemas.privacy import PrivacyThresholds
-from ppdp.schemas.reports import AnonymityMeasures, PrivacyReport, RiskMeasures
+from ppdp.schemas.reports import PrivacyReport, RiskMeasures
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.core.labels import column_label
 from ppdp.tasks.ingest import read_header
 from ppdp.tasks.privacy import models
-from ppdp.tasks.privacy.measure import check_gates
+from ppdp.tasks.privacy.measure import anonymity_measures, check_gates
 from ppdp.tasks.privacy.validate import _check_column, _check_names, _Coded, load_hierarchies
 
 __all__ = [
@@ -438,14 +438,6 @@ class _CountContext:
         return self._tables[name]
 
 
-def _finite(v: Any) -> Any:
-    if isinstance(v, tuple):
-        return tuple(_finite(x) for x in v)
-    if isinstance(v, (float, np.floating)):
-        return float(v) if math.isfinite(v) else None
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
 
 
 def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
@@ -515,23 +507,7 @@ def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
     except ValueError as exc:  # the models name the column or parameter, never a value
         raise InputError(f"{plan.where}: {str(exc).splitlines()[0]}") from None
 
-    def value(name: str) -> Any:
-        d = details.get(name)
-        return None if d is None else _finite(d.value)
-
-    measures = AnonymityMeasures(
-        k_anonymity=int(sizes.min()),
-        alpha_k_anonymity=value("alpha_k_anonymity"),
-        l_diversity=value("l_diversity"),
-        entropy_l_diversity=value("entropy_l_diversity"),
-        recursive_c_l_diversity=value("recursive_c_l_diversity"),
-        t_closeness=value("t_closeness"),
-        delta_disclosure=value("delta_disclosure"),
-        basic_beta_likeness=value("basic_beta_likeness"),
-        enhanced_beta_likeness=value("enhanced_beta_likeness"),
-        entropy_l_value=value("entropy_l_diversity_value"),
-        hierarchical_t_closeness=value("hierarchical_t_closeness"),
-    )
+    measures = anonymity_measures(details, int(sizes.min()))
     threshold = float(thresholds.risk_threshold)  # ARX's prosecutor and marketer risk without a population, as
     average = n_classes / n  # ppdp.tasks.privacy.risk.reidentification_risk computes them from class sizes
     risk = RiskMeasures(
