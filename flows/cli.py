@@ -94,16 +94,12 @@ def run(
                              started_at=started)
         fail(f"error: {exc}", exc.exit_code)
 
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
     from ppdp.flows.release import release_flow
-    from ppdp.flows.runners import task_runner_for
+    from ppdp.flows.runners import call_flow
 
     with console_err.status("running release flow (progress in the log lines)"):
         try:
-            with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                result = release_flow.with_options(task_runner=task_runner_for(resolved.runner))(
-                    spec_path=str(spec.resolve()), overrides=list(set_))
+            result = call_flow(release_flow, spec, set_)  # on the runner the spec names (--runner applied above)
         except PpdpError as exc:
             fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
@@ -170,16 +166,12 @@ def tune(
     if resolved.tuning.strategy == "fixed":
         fail("error: tuning.strategy is fixed in the spec: give --strategy", 2)
 
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
     from ppdp.flows.release import tune_flow
-    from ppdp.flows.runners import task_runner_for
+    from ppdp.flows.runners import call_flow
 
     with console_err.status("tuning (progress in the log lines)"):
         try:
-            with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-                trace = tune_flow.with_options(task_runner=task_runner_for(resolved.runner))(
-                    spec_path=str(spec.resolve()), overrides=overrides)
+            trace = call_flow(tune_flow, spec, overrides)
         except PpdpError as exc:
             fail(f"error: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001

@@ -116,9 +116,8 @@ class step:  # noqa: N801 - used like a decorator
     def __call__(self, *args, **kwargs):
         return _unwrap(self.task(*args, **kwargs))
 
-    def submit(self, *args, run_name: str | None = None, **kwargs) -> _Future:
-        runner = self.task if run_name is None else self.task.with_options(task_run_name=run_name)
-        return _Future(runner.submit(*args, **kwargs))
+    def submit(self, *args, **kwargs) -> _Future:
+        return _Future(self.task.submit(*args, **kwargs))
 
 
 def _run_name(name: str, describe):
@@ -209,8 +208,7 @@ def tune_method(spec: ReleaseSpec, roles, train, test, everything=None, logger=N
         for v in values:
             value = int(v) if float(v).is_integer() else v
             futures.append(evaluate.submit(base, parameter, value, train, test, roles, spec.utility.classifier,
-                                           spec.tuning.repeats, spec.privacy, check,
-                                           run_name=f"evaluate {parameter}={_value(value)}"))
+                                           spec.tuning.repeats, spec.privacy, check))
         results = []
         for f in futures:
             ev = f.result()
@@ -243,7 +241,7 @@ def artifact_key(dataset: str, kind: str) -> str:
     return f"ppdp-{slug}-{kind}"
 
 
-def publish_artifacts(manifest, folder) -> None:
+def publish_artifacts(manifest) -> None:
     """The release's summary as a markdown and a table artifact (aggregates only, as in ``report.html``)."""
     from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
@@ -258,22 +256,18 @@ def publish_artifacts(manifest, folder) -> None:
 def refusal_artifact(dataset: str | None, release_id: str, exc: Exception) -> None:
     """A refused release leaves a markdown artifact too (the kind of refusal only: its message is in the audit
     trail), so the dataset's history in the UI shows it."""
-    if not dataset:
-        return
-    try:
-        _refusal_markdown(dataset, release_id, exc)
-    except Exception:  # noqa: BLE001 - the refusal is audited; its artifact is a courtesy
-        pass
-
-
-def _refusal_markdown(dataset: str, release_id: str, exc: Exception) -> None:
     from prefect.artifacts import create_markdown_artifact
 
+    if not dataset:
+        return
     kind = type(exc).__name__ if isinstance(exc, PpdpError) else "internal error"
-    create_markdown_artifact(
-        markdown=f"# Release {release_id} of `{dataset}` was refused\n\nRefusal: **{kind}**. Nothing was published. "
-                 "The reason is in the publish root's audit trail (`ppdp audit show`).\n",
-        key=artifact_key(dataset, "release"), description=f"ppdp release {release_id}: refused")
+    try:
+        create_markdown_artifact(
+            markdown=f"# Release {release_id} of `{dataset}` was refused\n\nRefusal: **{kind}**. Nothing was "
+                     "published. The reason is in the publish root's audit trail (`ppdp audit show`).\n",
+            key=artifact_key(dataset, "release"), description=f"ppdp release {release_id}: refused")
+    except Exception:  # noqa: BLE001 - the refusal is audited; its artifact is a courtesy
+        pass
 
 
 # -- the flows ---------------------------------------------------------------------------------------------
@@ -329,12 +323,12 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         folder, manifest, _ = write_release(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)
         logger.info("[8/%d] published %s", STEPS, folder)
         try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
-            publish_artifacts(manifest, folder)
+            publish_artifacts(manifest)
         except Exception as exc:  # noqa: BLE001
             logger.warning("release artifacts not created (%s)", type(exc).__name__)
         return ReleaseResult(
             release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
-            report=str(folder / "report.html") if (folder / "report.html").is_file() else None,
+            report=str(folder / "report.html"),  # publish writes it (or refuses)
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
             accuracy_original=util.accuracy_original, claims=privacy.claims,
             tuning_rule=trace.rule, tuned=None if trace.parameter is None else

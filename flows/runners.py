@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 from prefect.task_runners import TaskRunner
@@ -113,7 +114,7 @@ def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tu
         chosen = RunnerSpec()
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):  # about 1 s per run otherwise
         return flow.with_options(task_runner=task_runner_for(chosen))(
-            spec_path=str(os.path.abspath(spec_path)), overrides=overrides)
+            spec_path=str(Path(spec_path).resolve()), overrides=overrides)
 
 
 def flow_run_runner() -> RunnerSpec:

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pydantic import ValidationError
 
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.reports import Claim, ExpectationOutcome, TuningTrace
-from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.privacy.recheck import load_release
 
 REPORT_NAME = "report.html"
 """The report's file name inside a release folder."""
@@ -126,23 +126,8 @@ _HIERARCHY_TYPES = {"file", "intervals", "dates", "prefix", "flat", "tree"}
 # -- public API --------------------------------------------------------------------------------------------------
 def load_folder(folder: Path) -> tuple[Manifest, pd.DataFrame]:
     """The manifest and the published table of a release folder; a missing or damaged file raises
-    :class:`InputError` naming it (never quoting its content)."""
-    folder = Path(folder)
-    manifest_path, data_path = folder / "manifest.json", folder / "data.parquet"
-    if not folder.is_dir():
-        raise InputError(f"release folder {folder} does not exist")
-    if not manifest_path.is_file():
-        raise InputError(f"{manifest_path} is missing")
-    try:
-        manifest = Manifest.model_validate_json(manifest_path.read_bytes())
-    except (ValidationError, ValueError, UnicodeDecodeError):
-        raise InputError(f"{manifest_path} cannot be read as a ppdp manifest") from None
-    if not data_path.is_file():
-        raise InputError(f"{data_path} is missing")
-    try:
-        frame = pd.read_parquet(data_path)
-    except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
-        raise InputError(f"{data_path} cannot be read as Parquet") from None
+    :class:`InputError` naming it (never quoting its content). The loader of ``ppdp validate --release``."""
+    manifest, frame, _ = load_release(folder)
     return manifest, frame
 
 
@@ -156,9 +141,9 @@ def render_report(folder: Path) -> str:
         The folder, its manifest or its table is missing or cannot be read (one line naming the file).
     """
     folder = Path(folder)
-    manifest, frame = load_folder(folder)
-    files = {name: _sha256(folder / name) for name in ("data.parquet", "manifest.json", "tuning.png")
-             if (folder / name).is_file()}
+    manifest, frame, data_sha = load_release(folder)
+    files = {"data.parquet": data_sha, **{name: file_sha256(folder / name) for name in ("manifest.json", "tuning.png")
+                                          if (folder / name).is_file()}}
     return _Page(manifest, frame, files).render()
 
 
@@ -332,12 +317,6 @@ def _every_row(m: Manifest) -> bool:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
-
-
-def _sha256(path: Path) -> str:
-    from ppdp.tasks.ingest import file_sha256
-
-    return file_sha256(path)
 
 
 def _check_counts(outcomes: Sequence[ExpectationOutcome]) -> tuple[int, int]:

@@ -77,15 +77,15 @@ def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, str]:
     manifest_path, data_path = folder / "manifest.json", folder / "data.parquet"
     for path in (manifest_path, data_path):
         if not path.is_file():
-            raise InputError(f"release {folder}: {path.name} is missing")
+            raise InputError(f"{path} is missing")
     try:
         manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError, UnicodeDecodeError):
-        raise InputError(f"release {folder}: manifest.json cannot be read as a ppdp manifest") from None
+        raise InputError(f"{manifest_path} cannot be read as a ppdp manifest") from None
     try:
         frame = pd.read_parquet(data_path)
     except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
-        raise InputError(f"release {folder}: data.parquet cannot be read as Parquet") from None
+        raise InputError(f"{data_path} cannot be read as Parquet") from None
     return manifest, frame, file_sha256(data_path)
 
 
