@@ -6,7 +6,6 @@ internal error. Nothing printed here contains a data value.
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -611,12 +610,7 @@ def _exit(code: int) -> None:
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()
     atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    settings.exit_now(code)
 
 
 if __name__ == "__main__":

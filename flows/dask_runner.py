@@ -146,12 +146,10 @@ class QuickExit(WorkerPlugin):
 def _exit_now(local_directory: str) -> None:
     import os
     import shutil
-    import sys
+
+    from ppdp.flows.settings import exit_now
 
     shutil.rmtree(local_directory, ignore_errors=True)
     with contextlib.suppress(OSError):
         os.remove(local_directory + ".dirlock")
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a closed stream: nothing left to flush
-            stream.flush()
-    os._exit(0)
+    exit_now(0)
