@@ -128,6 +128,45 @@ def run(
 
 
 @app.command()
+def federate(
+    spec: Path = typer.Argument(..., help="federation spec (YAML): parties, declared domains, min_count, publish root"),
+    set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+) -> None:
+    """Learn a naive Bayes model over several parties' rows, summed through two mixers (secret shares), and
+    publish it: exit 2 bad spec or input, 3 refused by the min-count rule, 1 internal error."""
+    from ppdp.tasks import audit, federated
+    from ppdp.tasks import spec as spec_io
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.publish import new_release_id
+
+    settings.apply()
+    started = datetime.now(UTC)
+    try:  # the spec, the parties' files and the root first: a bad spec costs no Prefect start-up
+        resolved = federated.load_spec(spec, set_)
+        federated.preflight(resolved)
+    except PpdpError as exc:
+        audit.record_refusal(spec_io.guess_publish_root(spec, set_), release_id=new_release_id(started),
+                             dataset=_dataset_of(spec, set_), error=exc, started_at=started)
+        fail(f"error: {exc}", exc.exit_code)
+
+    from ppdp.flows.federate import run_federation
+
+    with console_err.status("running federation flow (progress in the log lines)"):
+        try:
+            result = run_federation(spec, set_)
+        except PpdpError as exc:
+            fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
+        except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
+            internal_error(exc, debug)
+    console.print(f"published federated naive Bayes model {result.release_id}")
+    console.print(f"  folder        {result.folder}", markup=False)
+    console.print(f"  parties       {', '.join(result.parties)}", markup=False)
+    console.print(f"  cells         {result.cells} ({result.suppressed_cells} suppressed below "
+                  f"min_count.k = {resolved.min_count.k}, {result.complementary_cells} complementary)", markup=False)
+
+
+@app.command()
 def tune(
     spec: Path = typer.Argument(..., help="release spec (YAML)"),
     strategy: str | None = typer.Option(None, "--strategy",
@@ -394,7 +433,9 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool) -> Non
                         "note": c.note} for c in result.checks]}))
     else:
         console.print(f"{folder}: release {m.release_id}, {m.rows} rows, unit {m.unit}"
-                      + (f", group column {m.group_column}" if m.group_column else ""), markup=False)
+                      + (f", group column {m.group_column}" if m.group_column else "")
+                      + (f", {len(m.parts)} tables ({', '.join(p.file for p in m.parts)})" if m.parts else ""),
+                      markup=False)
         for c in result.checks:
             value = "n/a" if c.claim.value is None else f"{c.claim.value:.6g}"
             console.print(f"  {c.claim.name:<22} {value:>10} {c.claim.comparison} {c.claim.threshold:<8g} "
@@ -502,17 +543,36 @@ def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -
         folder = release_folder(root, e.dataset, e.release_id)
         if e.status == "published" and (folder / "manifest.json").is_file():
             try:
-                m = load_manifest(folder)
-                claims = "; ".join(f"{c.name} {c.value if c.value is None else format(c.value, '.4g')} "
-                                   f"{c.comparison} {c.threshold:g}" for c in m.privacy.claims)
-                summary = [("folder", str(folder)), ("method", f"{m.method.name} {m.method.params}"),
-                           ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
-                           ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}")]
+                summary = _federated_summary(folder)  # None: not a federated model's manifest
+                if summary is None:
+                    m = load_manifest(folder)
+                    claims = "; ".join(f"{c.name} {c.value if c.value is None else format(c.value, '.4g')} "
+                                       f"{c.comparison} {c.threshold:g}" for c in m.privacy.claims)
+                    summary = [("folder", str(folder)), ("method", f"{m.method.name} {m.method.params}"),
+                               ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
+                               ("utility", f"accuracy={m.utility.accuracy:.4f} "
+                                           f"original={m.utility.accuracy_original:.4f}")]
             except Exception as exc:  # noqa: BLE001 - a damaged manifest is one line, never a traceback
                 fail(f"error: {folder / 'manifest.json'} cannot be read ({type(exc).__name__}); "
                      "run ppdp audit verify", 1)
             for key, value in summary:
                 console.print(f"{key:<16} {value}", markup=False)
+
+
+def _federated_summary(folder: Path) -> list[tuple[str, str]] | None:
+    """``audit show``'s summary of a federated naive Bayes model (``ppdp federate``); None for another manifest."""
+    import json
+
+    from ppdp.schemas.federate import FederatedManifest
+
+    data = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if not isinstance(data, dict) or data.get("kind") != "federated_naive_bayes":
+        return None
+    m = FederatedManifest.model_validate(data)
+    return [("folder", str(folder)), ("model", f"federated naive Bayes, {m.rows} cells, class {m.class_column}"),
+            ("parties", ", ".join(p.name for p in m.parties)),
+            ("min_count", f"k={m.min_count.k} ({m.min_count.action}): {m.min_count.suppressed_cells} cells "
+                          f"suppressed, {m.min_count.complementary_cells} complementary")]
 
 
 @audit_app.command("verify")

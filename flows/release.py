@@ -36,7 +36,7 @@ from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, tag, tune, 
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.blas import one_blas_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
-from ppdp.tasks.plots import tuning_plot_png
+from ppdp.tasks.plots import pareto_plot_png, tuning_plot_png
 from ppdp.tasks.privacy.validate import privacy_checks
 from ppdp.tasks.sanitize.registry import build_sanitizer, method_class, run_method
 
@@ -166,11 +166,19 @@ measure_privacy = step(privacy_checks, "validate-privacy", lambda p: f"unit {p['
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
 split_release = step(utility.split_release, "split-release")
 check_utility = step(utility.evaluate_utility, "check-utility", lambda p: p["spec"].classifier)
+check_parts_utility = step(utility.evaluate_parts_utility, "check-utility",
+                           lambda p: f"{p['spec'].classifier} per part, {len(p['release'].parts)} parts")
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
-check_output = step(publish.check_output, "check-output", lambda p: f"{len(p['release'].frame):,} rows")
+check_output = step(publish.check_output, "check-output", lambda p: f"{_rows(p['release']):,} rows")
 build_manifest = step(publish.build_manifest, "build-manifest", lambda p: p["release_id"])
 write_release = step(publish.publish_release, "publish", lambda p: p["manifest"].release_id)
 plot_tuning = step(tuning_plot_png, "plot-tuning", lambda p: f"{len(p['trace'].evaluations)} evaluations")
+plot_pareto = step(pareto_plot_png, "plot-pareto", lambda p: f"{len(p['partition'].pareto)} points")
+
+
+def _rows(release) -> int:
+    """Records a release publishes (a partitioned release: each part holds one row per record)."""
+    return max((len(p.frame) for p in release.parts), default=0) if release.parts else len(release.frame)
 
 
 def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
@@ -296,12 +304,14 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         # held-out rows are never sanitized nor published)
         source = protected if every_row else train
         release, method = sanitize(sanitizer, source, roles)
-        logger.info("[5/%d] sanitize: %d records, unit %s (%.2fs)", STEPS, len(release.frame), release.unit,
-                    method.seconds)
+        logger.info("[5/%d] sanitize: %d records%s, unit %s (%.2fs)", STEPS, _rows(release),
+                    f" in {len(release.parts)} tables" if release.parts else "", release.unit, method.seconds)
         # privacy and utility are measured in parallel (submitted tasks: Dask tasks on a Dask runner); the privacy
         # gates are enforced first, as before
         measured = measure_privacy.submit(source, release, roles, spec)
-        if every_row:  # utility on the published table: its rows of the training split against its held-out rows
+        if release.parts:  # one classifier per published table, combined (paper 001's Procedure 3)
+            checked = check_parts_utility.submit(train, release, test, roles, spec.utility, spec.seed)
+        elif every_row:  # utility on the published table: its rows of the training split against its held-out rows
             published_train, published_test = split_release(release, protected, roles.class_column,
                                                             spec.utility.test_fraction, spec.seed)
             checked = check_utility.submit(train, published_train, test, roles, spec.utility, spec.seed,
@@ -319,8 +329,11 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
             ingest=ingest_report, release=release, method=method, privacy=privacy, utility=util, tuning=trace,
             output_checks=output_checks, rare=rare_report, flow_run_id=run_id)
-        plot = plot_tuning(trace)
-        folder, manifest, _ = write_release(release.frame, manifest, {"tuning.png": plot} if plot else {}, started)
+        extras = {"tuning.png": plot_tuning(trace)}
+        if release.partition is not None:
+            extras["pareto.png"] = plot_pareto(release.partition, privacy.k)
+        tables = {p.name: p.frame for p in release.parts} if release.parts else release.frame
+        folder, manifest, _ = write_release(tables, manifest, {n: b for n, b in extras.items() if b}, started)
         logger.info("[8/%d] published %s", STEPS, folder)
         try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
             publish_artifacts(manifest)

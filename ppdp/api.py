@@ -11,7 +11,7 @@
 ``sanitize`` runs only the method: the release flow (``ppdp run``) adds the input suite, tagging, identifier
 protection, the rare-value rule, tuning, the gates and the audited publication. ``ppdp.release(spec_path)`` and
 ``ppdp.tune(spec_path)`` run those flows from a spec, like ``ppdp run`` and ``ppdp tune`` (``runner="dask"``: on a
-local Dask cluster).
+local Dask cluster); ``ppdp.federate(spec_path)`` runs a federated naive Bayes release like ``ppdp federate``.
 """
 
 from __future__ import annotations
@@ -124,6 +124,18 @@ def release(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), ru
     from ppdp.flows.runners import call_flow
 
     return call_flow(release_flow, spec, list(overrides), runner)
+
+
+def federate(spec_path: str | Path, overrides: list[str] | tuple[str, ...] | None = None):
+    """Run a federation from a spec file, as ``ppdp federate`` does: each party's counts are split into two
+    secret shares, summed by two mixers, the minimum-count rule applied and the naive Bayes model published and
+    audited (see :mod:`ppdp.tasks.federated`). Returns the
+    :class:`~ppdp.schemas.federate.FederateResult`; raises :class:`~ppdp.tasks.core.errors.PpdpError` when
+    refused (nothing published, the refusal audited). The published model predicts through
+    ``ppdp.tasks.federated.FederatedModel.from_release(folder)``."""
+    from ppdp.flows.federate import run_federation
+
+    return run_federation(spec_path, list(overrides or []))
 
 
 def tune(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runner: str | None = None):

@@ -12,6 +12,7 @@ from ppdp.schemas.methods import Treatment, Unit
 from ppdp.schemas.reports import (
     Claim,
     ExpectationOutcome,
+    FeaturePartition,
     IngestReport,
     MethodRecord,
     PrivacyReport,
@@ -62,6 +63,25 @@ class ColumnTreatment(BaseModel):
                                            "into a token or suppressed before sanitizing")
 
 
+class PartRecord(BaseModel):
+    """One published table of a partitioned release (DMPD, paper 001): a subset of the features with the class,
+    in its own Parquet file, k-anonymous over its own quasi-identifiers. Rows of different parts share no key
+    and no order (each part is sorted by its own values), so the parts cannot be joined back into records."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(..., description="the part's name (part-1, part-2, ...)")
+    file: str = Field(..., description="the part's Parquet file in the release folder")
+    sha256: str | None = Field(None, description="SHA-256 of the part's file; null only in the copy hashed into "
+                                                 "the files' ppdp.manifest_sha256")
+    rows: int = Field(..., description="rows published in the part")
+    columns: list[str] = Field(..., description="the part's columns, in file order (its features, then the class)")
+    quasi_identifiers: list[str] = Field(..., description="the part's quasi-identifier columns: its equivalence "
+                                                          "classes are over these (none: one class of every row)")
+    sensitive_attributes: list[str] = Field(default_factory=list, description="the part's sensitive columns")
+    privacy: PrivacyReport = Field(..., description="privacy measured on this part alone, with its claims")
+
+
 class Manifest(BaseModel):
     """``manifest.json`` of a published release.
 
@@ -84,10 +104,14 @@ class Manifest(BaseModel):
     status: Literal["published"] = Field("published", description="always published: only a published release "
                                                                   "has a manifest")
     input_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the input file's bytes")
-    output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet; null only in "
-                                                        "the copy hashed into data.parquet's ppdp.manifest_sha256")
-    rows: int = Field(..., description="rows published in data.parquet")
-    columns: list[str] = Field(..., description="names of the columns published in data.parquet, in file order")
+    output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet (a partitioned "
+                                                        "release: of its parts' 'file sha256' lines, see parts); "
+                                                        "null only in the copy hashed into the data files' "
+                                                        "ppdp.manifest_sha256")
+    rows: int = Field(..., description="rows published in data.parquet (a partitioned release: records in each "
+                                       "part; every part holds one row per published record)")
+    columns: list[str] = Field(..., description="names of the columns published in data.parquet, in file order "
+                                                "(a partitioned release: every part's columns, class once)")
     unit: Unit = Field(..., description="what the privacy claims are measured over")
     group_column: str | None = Field(None, description="the published column holding each row's generating "
                                                        "group (generating_group releases)")
@@ -115,6 +139,12 @@ class Manifest(BaseModel):
     versions: Versions = Field(..., description="versions of the software that shaped the release")
     flow_run_id: str | None = Field(..., description="id of the Prefect flow run that made the release (a UUID); "
                                                      "null outside a flow run")
+    parts: list[PartRecord] = Field(
+        default_factory=list, description="a partitioned release (DMPD): its tables, each in its own Parquet file "
+        "instead of data.parquet; empty for every other release")
+    partition: FeaturePartition | None = Field(None, description="a partitioned release: the feature partition "
+                                                                 "chosen, its search and the accuracy-against-k "
+                                                                 "Pareto front; null otherwise")
 
 
 class AuditEntry(BaseModel):

@@ -236,6 +236,40 @@ class MethodRecord(Report):
     seconds: float = Field(..., description="wall-clock seconds the method took to sanitize")
 
 
+class ParetoPoint(Report):
+    """One non-dominated trade-off of a feature-set partitioning search: no partition it evaluated reaches a
+    higher anonymity level with at least this accuracy."""
+
+    k: int = Field(..., description="anonymity level: the smallest equivalence class over every subset's "
+                                    "quasi-identifiers (the largest k the partition satisfies)")
+    accuracy: float = Field(..., description="inner cross-validated accuracy of the partition's combined "
+                                             "classifier on the training rows (0 to 1)")
+    subsets: list[list[str]] = Field(..., description="the partition reaching it: each subset's columns")
+
+
+class FeaturePartition(Report):
+    """What a feature-set partitioning method (DMPD, paper 001) chose: disjoint column subsets, each published as
+    its own table; columns in no subset are dropped."""
+
+    subsets: list[list[str]] = Field(..., description="each published subset's feature columns (the class column "
+                                                      "is published with every subset)")
+    dropped: list[str] = Field(..., description="feature columns in no subset: not published")
+    quasi_identifiers: list[list[str]] = Field(..., description="each subset's quasi-identifier columns: its "
+                                                                "equivalence classes are over these")
+    inducer: str = Field(..., description="the inducer of each subset in the search's fitness (naive_bayes or "
+                                          "tree)")
+    fitness: float = Field(..., description="inner cross-validated accuracy of the chosen partition (0 to 1)")
+    evaluations: int = Field(..., description="distinct partitions the genetic search evaluated")
+    generations: int = Field(..., description="generations the genetic search ran")
+    search_seconds: float = Field(..., description="wall-clock seconds of the genetic search")
+    information_gain: dict[str, float] = Field(
+        default_factory=dict, description="each feature's information gain about the class on the training rows "
+                                          "(bits), from which quasi-identifiers are ranked")
+    pareto: list[ParetoPoint] = Field(
+        default_factory=list, description="accuracy against anonymity level over every partition the search "
+                                          "evaluated, non-dominated points only (the paper's multi-objective view)")
+
+
 # -- privacy -----------------------------------------------------------------------------------------
 class Claim(Report):
     """One privacy claim of a release: a measure, its value, the policy threshold, and how to re-check it."""
@@ -418,6 +452,7 @@ class PrivacyReport(Report):
     # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
     _details: dict = PrivateAttr(default_factory=dict)
     _recursive: tuple | None = PrivateAttr(default=None)
+    _parts: list | None = PrivateAttr(default=None)  # a partitioned release: each part's report, in part order
 
     @property
     def gates(self) -> list[Claim]:

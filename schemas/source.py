@@ -23,11 +23,13 @@ class SourceSpec(StrictModel):
     @model_validator(mode="after")
     def _infer_format(self) -> SourceSpec:
         if self.format is None:
-            suffix = self.path.suffix.lower()
-            if suffix in (".csv", ".txt", ".data"):
-                self.__dict__["format"] = "csv"
-            elif suffix in (".parquet", ".pq"):
-                self.__dict__["format"] = "parquet"
-            else:
+            self.__dict__["format"] = format_from_suffix(self.path)
+            if self.format is None:
                 raise ValueError(f"cannot infer the format of '{self.path.name}': set source.format")
         return self
+
+
+def format_from_suffix(path: Path) -> str | None:
+    """A table file's format from its suffix: csv (.csv, .txt, .data), parquet (.parquet, .pq), else None."""
+    suffix = path.suffix.lower()
+    return "csv" if suffix in (".csv", ".txt", ".data") else "parquet" if suffix in (".parquet", ".pq") else None

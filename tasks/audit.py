@@ -44,11 +44,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from ppdp.schemas.federate import FederatedManifest
 from ppdp.schemas.manifest import AuditEntry, AuditStatus, Manifest
 from ppdp.tasks import keys
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.ingest import file_sha256
-from ppdp.tasks.layout import ensure_root, read_parquet_metadata, release_folder
+from ppdp.tasks.layout import ensure_root, is_part_file, parts_digest, read_parquet_metadata, release_folder
 
 GENESIS = "0" * 64
 DB_NAME = "audit.db"
@@ -679,17 +680,23 @@ def _check_release_folder(root: Path, row: dict, rel: str, folder: Path) -> list
                 intact.add(name)
         except OSError as exc:
             out.append(f"{rel}/{name}: {label}: unreadable ({exc.strerror or type(exc).__name__})")
-    if signed.get("data.parquet") != row.get("output_sha256"):
+    part_files = sorted(name for name in signed if is_part_file(name))
+    data_files = ["data.parquet"] if "data.parquet" in signed or not part_files else part_files
+    expected = signed.get("data.parquet") if "data.parquet" in signed or not part_files else parts_digest(
+        [(name, signed[name]) for name in part_files])  # a partitioned release (DMPD): a digest of its parts
+    if expected != row.get("output_sha256"):
         out.append(f"{DB_NAME}: {label}: the signed file list and output_sha256 disagree")
     out.extend(_check_manifest(folder, row, rel, label, intact="manifest.json" in intact))
-    if "data.parquet" in present:
+    for name in data_files:
+        if name not in present:
+            continue
         try:
-            meta = read_parquet_metadata(folder / "data.parquet")
+            meta = read_parquet_metadata(folder / name)
             if (meta.get("ppdp.manifest_sha256") != row.get("manifest_sha256")
                     or meta.get("ppdp.release_id") != row.get("release_id")):
-                out.append(f"{rel}/data.parquet: {label}: its metadata names another manifest or release")
+                out.append(f"{rel}/{name}: {label}: its metadata names another manifest or release")
         except Exception:  # noqa: BLE001 - any unreadable Parquet is a finding, not a crash
-            out.append(f"{rel}/data.parquet: {label}: not a readable Parquet file")
+            out.append(f"{rel}/{name}: {label}: not a readable Parquet file")
     return out
 
 
@@ -713,8 +720,10 @@ def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool)
         return [f"{where}: not a JSON object"]
     out = []
     if not intact:
+        # a federated naive Bayes model (ppdp federate) has its own manifest schema
+        schema = FederatedManifest if data.get("kind") == "federated_naive_bayes" else Manifest
         try:
-            Manifest.model_validate(data)
+            schema.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]["loc"] if exc.errors() else ()
             out.append(f"{where}: does not match the manifest schema"

@@ -3,6 +3,7 @@ neither imports the other)."""
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from pathlib import Path
 
@@ -29,3 +30,14 @@ def release_folder(root: Path, dataset: str, release_id: str) -> Path:
 def read_parquet_metadata(path: Path) -> dict[str, str]:
     meta = pq.read_schema(path).metadata or {}
     return {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"ppdp.")}
+
+
+def parts_digest(parts: list[tuple[str, str]]) -> str:
+    """A partitioned release's ``output_sha256``: SHA-256 of its part files' ``file sha256`` lines, sorted by file
+    name (so the audit trail's file list alone re-derives it)."""
+    return hashlib.sha256("".join(f"{name} {sha}\n" for name, sha in sorted(parts)).encode("utf-8")).hexdigest()
+
+
+def is_part_file(name: str) -> bool:
+    """A partitioned release's table file: ``part-<n>.parquet``."""
+    return name.startswith("part-") and name.endswith(".parquet") and name[5:-8].isdigit()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from ppdp.schemas.reports import TuningTrace
+from ppdp.schemas.reports import FeaturePartition, TuningTrace
 
 
 def tuning_plot_png(trace: TuningTrace) -> bytes | None:
@@ -52,6 +52,36 @@ def tuning_plot_png(trace: TuningTrace) -> bytes | None:
         handles, labels = handles + more_h, labels + more_l
     ax.set_title(f"tuning: {trace.strategy}, {trace.objective}")
     ax.legend(handles, labels, loc="lower left", fontsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def pareto_plot_png(partition: FeaturePartition | None, k: int | None = None) -> bytes | None:
+    """A partitioned release's trade-off (paper 001, Fig. 9): inner cross-validated accuracy against the anonymity
+    level reached, for the non-dominated partitions the search evaluated, with the release's k marked; None
+    without a front."""
+    if partition is None or not partition.pareto:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pts = sorted((p.k, p.accuracy) for p in partition.pareto)
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=100)
+    ax.step([p[0] for p in pts], [p[1] for p in pts], "o-", where="post", color="tab:blue",
+            label="Pareto front (non-dominated partitions)")
+    if k is not None:
+        ax.axvline(k, color="tab:red", linestyle=":", label=f"release k={k}")
+    if len(pts) > 1 and pts[0][0] > 0 and pts[-1][0] / pts[0][0] > 50:
+        ax.set_xscale("log")
+    ax.set_xlabel("anonymity level reached (smallest class over every subset's quasi-identifiers)")
+    ax.set_ylabel("inner CV accuracy")
+    ax.set_title(f"DMPD: accuracy against k ({partition.evaluations} partitions evaluated)")
+    ax.legend(loc="lower left", fontsize=7)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", metadata={"Software": None})

@@ -28,13 +28,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ppdp.schemas.manifest import ColumnTreatment, Manifest, Versions
+from ppdp.schemas.manifest import ColumnTreatment, Manifest, PartRecord, Versions
 from ppdp.schemas.reports import ExpectationOutcome, RareCategoryReport, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.audit import fault_point, fsync_dir, remove_path, staging_folder
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.ingest import file_sha256
-from ppdp.tasks.layout import ensure_root, read_parquet_metadata, release_folder  # noqa: F401  (re-exported)
+from ppdp.tasks.layout import ensure_root, parts_digest, read_parquet_metadata, release_folder  # noqa: F401
 
 META_RELEASE_ID = b"ppdp.release_id"
 META_MANIFEST_SHA = b"ppdp.manifest_sha256"
@@ -50,16 +50,33 @@ def canonical_manifest_bytes(manifest: Manifest) -> bytes:
 
 
 def manifest_sha256(manifest: Manifest) -> str:
-    """Hash of the manifest's canonical JSON with ``output_sha256`` empty (it hashes the Parquet file, which
-    carries this hash in its metadata)."""
-    return hashlib.sha256(canonical_manifest_bytes(manifest.model_copy(update={"output_sha256": None}))).hexdigest()
+    """Hash of the manifest's canonical JSON with ``output_sha256`` (and each part's ``sha256``) empty: they hash
+    the Parquet files, which carry this hash in their metadata."""
+    bare = manifest.model_copy(update={"output_sha256": None,
+                                       "parts": [p.model_copy(update={"sha256": None}) for p in manifest.parts]})
+    return hashlib.sha256(canonical_manifest_bytes(bare)).hexdigest()
 
 
-def stage_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: dict[str, bytes] | None = None
-                  ) -> tuple[Path, Manifest, str, dict[str, str]]:
+def _write_parquet(frame: pd.DataFrame, path: Path, release_id: str, m_hash: str) -> str:
+    """Write one table with the release's metadata (fault point between row groups and footer); its SHA-256."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[META_RELEASE_ID] = release_id.encode()
+    meta[META_MANIFEST_SHA] = m_hash.encode()
+    table = table.replace_schema_metadata(meta)
+    with pq.ParquetWriter(path, table.schema) as writer:  # what pq.write_table does
+        writer.write_table(table)
+        fault_point("parquet-unfinished")  # row groups written, footer not yet
+    return file_sha256(path)
+
+
+def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manifest, root: Path,
+                  extras: dict[str, bytes] | None = None) -> tuple[Path, Manifest, str, dict[str, str]]:
     """Write the release into ``<root>/.staging-<release_id>`` and fsync it; return (staging folder, manifest with
-    ``output_sha256``, manifest hash, the folder's exact file list: name to SHA-256). On any failure the staging
-    folder is removed and :class:`PublishError` (or the original exception) is raised."""
+    ``output_sha256``, manifest hash, the folder's exact file list: name to SHA-256). ``frame`` is the table
+    (``data.parquet``), or for a partitioned release each part's table by name (the files its manifest's
+    ``parts`` name). On any failure the staging folder is removed and :class:`PublishError` (or the original
+    exception) is raised."""
     final = release_folder(root, manifest.dataset, manifest.release_id)
     if os.path.lexists(final):
         raise PublishError(f"release folder {final} already exists")
@@ -68,16 +85,17 @@ def stage_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: d
         staging.mkdir(parents=True)
         fault_point("staging-created")
         m_hash = manifest_sha256(manifest)
-        table = pa.Table.from_pandas(frame, preserve_index=False)
-        meta = dict(table.schema.metadata or {})
-        meta[META_RELEASE_ID] = manifest.release_id.encode()
-        meta[META_MANIFEST_SHA] = m_hash.encode()
-        table = table.replace_schema_metadata(meta)
-        with pq.ParquetWriter(staging / "data.parquet", table.schema) as writer:  # what pq.write_table does
-            writer.write_table(table)
-            fault_point("parquet-unfinished")  # row groups written, footer not yet
-        out_sha = file_sha256(staging / "data.parquet")
-        manifest = manifest.model_copy(update={"output_sha256": out_sha})
+        if isinstance(frame, dict):
+            if [p.name for p in manifest.parts] != list(frame):
+                raise PublishError(f"release {manifest.release_id}: its parts and its manifest disagree")
+            parts = [p.model_copy(update={"sha256": _write_parquet(frame[p.name], staging / p.file,
+                                                                     manifest.release_id, m_hash)})
+                     for p in manifest.parts]
+            manifest = manifest.model_copy(update={"parts": parts, "output_sha256": parts_digest(
+                [(p.file, p.sha256) for p in parts])})
+        else:
+            out_sha = _write_parquet(frame, staging / "data.parquet", manifest.release_id, m_hash)
+            manifest = manifest.model_copy(update={"output_sha256": out_sha})
         (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
         check_manifest_reads_back(staging / "manifest.json", manifest)  # else PublishError; staging removed
         for name, payload in (extras or {}).items():
@@ -132,7 +150,8 @@ def rename_into_place(staging: Path, final: Path) -> None:
     fsync_dir(staging.parent)
 
 
-def write_release(frame: pd.DataFrame, manifest: Manifest, root: Path, extras: dict[str, bytes] | None = None
+def write_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manifest, root: Path,
+                  extras: dict[str, bytes] | None = None
                   ) -> tuple[Path, Manifest, str, dict[str, str]]:
     """Write the release atomically (staging folder, then rename), without the audit trail; return (folder,
     manifest with ``output_sha256``, manifest hash, the folder's exact file list). :func:`publish_release` is
@@ -225,8 +244,10 @@ def check_output(release, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOu
     failed expectations."""
     from ppdp.expectations import validate_frame
 
-    frame = release.frame
-    outcomes = validate_frame(frame, output_suite(list(frame.columns), roles, spec, release.unit))
+    outcomes = []
+    for part in release.parts or (None,):  # a partitioned release: each part against the suite, over its own QIs
+        frame = release.frame if part is None else part.frame
+        outcomes += validate_frame(frame, output_suite(list(frame.columns), roles, spec, release.unit))
     failed = [o for o in outcomes if not o.success]
     if failed:
         names = "; ".join(o.expectation + (f"({o.column})" if o.column else "")
@@ -259,28 +280,38 @@ def collect_versions() -> Versions:
     )
 
 
-def publish_release(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, bytes] | None, started: datetime
+def publish_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manifest, extras: dict[str, bytes] | None,
+                    started: datetime
                     ) -> tuple[Path, Manifest, str]:
     """Publish crash-safely (see the module docstring): stage, ``pending`` entry, rename, completing
     ``published`` entry, all under the root's publish lock. Refuses (:class:`PublishError`, nothing written) when
     the root holds an interrupted publish: ``ppdp audit recover`` first. On an error after the pending entry,
     the release is removed again and the pending entry rolled back (a published release always has its
     completing entry); a kill is repaired by ``ppdp audit recover``."""
+    return publish_staged(manifest, lambda root: stage_release(frame, manifest, root, extras), started)
+
+
+def publish_staged(manifest, stage, started: datetime, what: str = "") -> tuple[Path, object, str]:
+    """The crash-safe publish of any release folder (a release, a federated model): under the root's publish lock,
+    ``stage(root)`` writes the staging folder and returns (staging folder, final manifest, manifest hash, file
+    list); then the ``pending`` entry, the rename, the completing ``published`` entry. ``manifest`` has the
+    fields an audit entry names (release_id, dataset, spec.publish.root, the hashes, flow_run_id); ``what`` is
+    added to the entries' reasons."""
     from ppdp.tasks import audit
 
     root = Path(manifest.spec.publish.root)
     audit.check_signing_key(root)  # a missing or misplaced key refuses before anything is written
     with audit.publish_lock(root):
         audit.require_no_interrupted_publish(root, locked=True)
-        staging, manifest, m_hash, files = stage_release(frame, manifest, root, extras)
+        staging, manifest, m_hash, files = stage(root)
         final = release_folder(root, manifest.dataset, manifest.release_id)
         entry = dict(release_id=manifest.release_id, dataset=manifest.dataset, started_at=started,
                      spec_sha256=manifest.spec_sha256, input_sha256=manifest.input_sha256,
                      output_sha256=manifest.output_sha256, manifest_sha256=m_hash, files=files,
                      flow_run_id=manifest.flow_run_id)
         try:
-            pending = audit.append_entry(root, status="pending", reason="publishing: staged, about to be renamed "
-                                         "into place", **entry)
+            pending = audit.append_entry(root, status="pending", reason=f"publishing{what}: staged, about to be "
+                                         "renamed into place", **entry)
         except BaseException:
             remove_path(staging)
             raise
@@ -293,7 +324,7 @@ def publish_release(frame: pd.DataFrame, manifest: Manifest, extras: dict[str, b
             raise
         audit.fault_point("renamed")  # just after the rename
         try:
-            audit.append_entry(root, status="published", reason="published", completes=pending.seq, **entry)
+            audit.append_entry(root, status="published", reason=f"published{what}", completes=pending.seq, **entry)
         except BaseException:
             remove_path(final)
             _rmdir_quiet(final.parent)
@@ -332,9 +363,18 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
     from ppdp.schemas.methods import GROUP_COLUMN
 
     frame = release.frame
+    parts = [PartRecord(name=p.name, file=f"{p.name}.parquet", rows=len(p.frame),
+                        columns=[str(c) for c in p.frame.columns], quasi_identifiers=list(p.quasi_identifiers),
+                        sensitive_attributes=[s for s in roles.names(Role.sensitive) if s in p.frame.columns],
+                        privacy=report)
+             for p, report in zip(release.parts, privacy._parts or [])]
+    if len(parts) != len(release.parts):
+        raise PublishError(f"release {release_id}: a part's privacy was not measured; nothing published")
+    rows = max((p.rows for p in parts), default=0) if parts else len(frame)  # every part holds every record
+    columns = list(dict.fromkeys(c for p in parts for c in p.columns)) if parts else [str(c) for c in frame.columns]
     return Manifest(
         release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest.input_sha256,
-        rows=len(frame), columns=[str(c) for c in frame.columns], unit=release.unit,
+        rows=rows, columns=columns, unit=release.unit, parts=parts, partition=release.partition,
         group_column=GROUP_COLUMN if GROUP_COLUMN in frame.columns else None,
         treatments=column_treatments(roles, release.treatments, method.name, release.unit, rare),
         spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,

@@ -35,7 +35,8 @@ from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.reports import Claim, ExpectationOutcome, TuningTrace
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.ingest import file_sha256
-from ppdp.tasks.privacy.recheck import load_release
+from ppdp.tasks.layout import parts_digest
+from ppdp.tasks.privacy.recheck import load_parts, load_release
 
 REPORT_NAME = "report.html"
 """The report's file name inside a release folder."""
@@ -83,6 +84,8 @@ _METHOD_TEXT = {
     "sap": "SAP: selected quasi-identifier or sensitive values suppressed",
     "svd": "SVD: numeric attributes replaced by a sparsified low-rank reconstruction",
     "uma": "univariate microaggregation: each numeric attribute aggregated on its own",
+    "dmpd": "DMPD feature-set partitioning: the features split into disjoint subsets, each published with the class "
+            "as its own table, k-anonymous over its quasi-identifiers (Matatov, Rokach and Maimon)",
 }
 
 _RISK_TEXT = (
@@ -142,9 +145,11 @@ def render_report(folder: Path) -> str:
     """
     folder = Path(folder)
     manifest, frame, data_sha = load_release(folder)
-    files = {"data.parquet": data_sha, **{name: file_sha256(folder / name) for name in ("manifest.json", "tuning.png")
-                                          if (folder / name).is_file()}}
-    return _Page(manifest, frame, files).render()
+    tables = load_parts(folder, manifest) if manifest.parts else {}
+    data = {p.file: file_sha256(folder / p.file) for p in manifest.parts} if tables else {"data.parquet": data_sha}
+    files = {**data, **{name: file_sha256(folder / name) for name in ("manifest.json", "tuning.png", "pareto.png")
+                        if (folder / name).is_file()}}
+    return _Page(manifest, frame, files, tables).render()
 
 
 def write_report(folder: Path, out: Path | None = None) -> Path:
@@ -760,9 +765,12 @@ footer{color:var(--muted);font-size:12.5px;padding:6px 0 36px}
 
 
 class _Page:
-    def __init__(self, manifest: Manifest, frame: pd.DataFrame, files: dict[str, str]) -> None:
+    def __init__(self, manifest: Manifest, frame: pd.DataFrame, files: dict[str, str],
+                 parts: dict[str, pd.DataFrame] | None = None) -> None:
         self.m = manifest
-        self.frame = frame
+        self.parts = parts or {}
+        # a partitioned release: every part holds every published row's class (class labels are counted on one)
+        self.frame = next(iter(self.parts.values())) if self.parts else frame
         self.files = files
         self.k_labels = label_min_count(manifest)
         self.columns = set(manifest.columns) | {t.name for t in manifest.treatments}
@@ -782,6 +790,34 @@ class _Page:
         for i, label in enumerate(labels):
             out[label] = f"class #{i} ({label})" if counts.get(label, 0) >= self.k_labels else f"class #{i}"
         return out
+
+    def _partition(self) -> str:
+        """A partitioned release: its tables, the search, and the accuracy-against-k Pareto front."""
+        m, fp = self.m, self.m.partition
+        assert fp is not None
+        out = [f"<h3>The published tables ({len(m.parts)})</h3>",
+               '<p class="note">Each table holds some of the features and the class; its rows are sorted by their '
+               "own values, so no key and no row order joins two tables back into records. Each is k-anonymous over "
+               "its own quasi-identifiers.</p>"]
+        rows = []
+        for p in m.parts:
+            k = p.privacy.k
+            rows.append((f"<code>{_e(p.file)}</code>", _e(", ".join(c for c in p.columns)),
+                         _e(", ".join(p.quasi_identifiers)) or '<span class="muted">none</span>', _e(_fmt(p.rows)),
+                         _e(_fmt(k)) if k is not None else "n/a"))
+        out.append(_table(("file", "columns", "quasi-identifiers", "rows", "smallest class"), rows, num=(3, 4)))
+        if fp.dropped:
+            out.append(f'<p class="note">Features in no table (not published): {_e(", ".join(fp.dropped))}.</p>')
+        out.append(f'<p class="note">Genetic search: {_fmt(fp.evaluations)} partitions evaluated over '
+                   f"{_fmt(fp.generations)} generations in {fp.search_seconds:.1f} s; inducer {_e(fp.inducer)}; "
+                   f"inner cross-validated accuracy of the chosen partition {fp.fitness:.4f}.</p>")
+        if fp.pareto:
+            out.append("<h3>Accuracy against k (Pareto front)</h3>")
+            out.append(_table(("k reached", "inner CV accuracy", "subsets"),
+                              [(_e(_fmt(pt.k)), f"{pt.accuracy:.4f}",
+                                _e(" | ".join(", ".join(s) for s in pt.subsets))) for pt in fp.pareto],
+                              num=(0, 1), compact=True))
+        return "".join(out)
 
     def _claims_table(self, claims: Sequence[Claim], recheck: bool = True) -> str:
         rows = []
@@ -848,6 +884,8 @@ class _Page:
             extra.append(f"each row's generating group is published in column <code>{_e(m.group_column)}</code>")
         if extra:
             parts.append(f'<p class="note">{"; ".join(extra)}.</p>')
+        if m.partition is not None:
+            parts.append(self._partition())
         parts.append("<h3>Every input column</h3>")
         parts.append(f'<p class="note">Identifiers: {_e(m.spec.identifiers.action)}. Each column has exactly one '
                      "treatment; the reason says why it got its role.</p>")
@@ -1045,6 +1083,10 @@ class _Page:
                 return None, "the group column is not in the table"
             ids = pd.factorize(frame[col], use_na_sentinel=False)[0]
             return np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64), col
+        if self.parts:  # each part's classes over its own quasi-identifiers (one class when it has none)
+            sizes = [np.bincount(equivalence_class_ids(self.parts[p.name], p.quasi_identifiers))
+                     if p.quasi_identifiers else np.array([p.rows]) for p in m.parts if p.rows]
+            return (np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)), "each part's quasi-identifiers"
         qis = m.roles.quasi_identifiers
         missing = [q for q in qis if q not in frame.columns]
         if missing or not qis:
@@ -1216,6 +1258,8 @@ class _Page:
     def provenance(self) -> str:
         m = self.m
         data_hash = self.files.get("data.parquet")
+        if m.parts:
+            data_hash = parts_digest([(p.file, self.files.get(p.file, "")) for p in m.parts])
         matches = data_hash is not None and data_hash == m.output_sha256
         facts = [
             ("release id", f"<code>{_e(m.release_id)}</code>"),
@@ -1226,7 +1270,8 @@ class _Page:
             ("input SHA-256", f"<code>{_e(m.input_sha256)}</code>"),
             ("spec SHA-256", f"<code>{_e(m.spec_sha256)}</code>"),
             ("output SHA-256", f"<code>{_e(m.output_sha256)}</code> "
-             + _badge(matches, "data.parquet matches", "data.parquet differs")),
+             + _badge(matches, *(("the parts match", "a part differs") if m.parts else
+                                 ("data.parquet matches", "data.parquet differs")))),
         ]
         parts = [_dl(facts), "<h3>Files this report was built from</h3>",
                  _table(("file", "SHA-256"), [(f"<code>{_e(n)}</code>", f"<code>{_e(h)}</code>")

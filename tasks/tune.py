@@ -51,7 +51,7 @@ from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.privacy.measure import check_gates, interval_privacy, measure_release
 from ppdp.tasks.sanitize.base import Sanitizer
-from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder
+from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder, parts_accuracy
 
 EvaluateMany = Callable[[list[float]], list[Evaluation]]
 _REAL_ITERATIONS = 40
@@ -71,6 +71,11 @@ def privacy_figure(train: pd.DataFrame, release, roles: Roles, policy: PrivacyTh
     """The unit's privacy figure for the tuner (larger = more private)."""
     if release.unit == "generating_group":
         return interval_privacy(train, release, roles, seed=seed)
+    if release.parts:  # a partitioned release: its smallest class over every part's own quasi-identifiers
+        from ppdp.tasks.privacy.parts import measure_release_parts
+
+        report, _ = measure_release_parts(release, roles, policy or PrivacyThresholds())
+        return None if report.k is None else float(report.k)
     if release.unit == "equivalence_class":
         qis = [q for q in roles.quasi_identifiers if q in release.frame.columns]
         ids = equivalence_class_ids(release.frame, qis)
@@ -105,11 +110,19 @@ def evaluate_value(
         p = privacy_figure(source, release, roles, policy, sanitizer.seed + r)
         if p is not None:
             privacy.append(p)
-        if check_policy:
+        if check_policy and release.parts:
+            from ppdp.tasks.privacy.parts import measure_release_parts
+
+            meets.append(measure_release_parts(release, roles, policy or PrivacyThresholds())[0].passed)
+        elif check_policy:
             report = measure_release(source, release, roles, thresholds=policy, attack_queries=0,
                                      seed=sanitizer.seed + r)
             meets.append(check_gates(report, policy or PrivacyThresholds()).passed)
-        if every_row:
+        if release.parts:
+            cls = roles.class_column
+            acc, per_class, _ = parts_accuracy({p.name: p.frame for p in release.parts}, release.recode(test),
+                                               test[cls].astype(str).to_numpy(), cls, classifier, sanitizer.seed + r)
+        elif every_row:
             held = np.asarray(release.row_source) >= len(train)
             rel_train, view = decode_generalized(release.frame.loc[~held], roles)
             rel_test, _ = decode_generalized(release.frame.loc[held], roles)

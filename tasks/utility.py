@@ -95,7 +95,11 @@ def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: 
     with warnings.catch_warnings():  # a linear SVM that stops at max_iter is still a fair utility figure
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(encoder.transform(train), y_train)
-    pred = model.predict(encoder.transform(test))
+    return scored(model.predict(encoder.transform(test)), y_test)
+
+
+def scored(pred: np.ndarray, y_test: np.ndarray) -> tuple[float, dict[str, float], dict[str, int]]:
+    """(accuracy, recall per class, support per class) of predictions against the held-out labels."""
     hit = pred == y_test
     labels, inverse = np.unique(y_test, return_inverse=True)
     per_hits = np.bincount(inverse, weights=hit.astype(float), minlength=len(labels))
@@ -194,25 +198,10 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
                                        feature_encoder(train_original, num_roles).transform(rel_train)) \
             if numeric else (0.0, 0.0)
     ratio = acc / acc0 if acc0 > 0 else None
-    gates = []
     delta = delta_r(train_original, rel_train, test, roles, spec, encoder, seed, known={
         spec.classifier: (acc, acc0)}, released_view=(rel_test, rel_roles, rel_encoder)) \
         if spec.delta_r is not None else []
-    if spec.delta_r is not None:
-        worst = min(delta, key=lambda d: d.value)
-        gates.append(GateResult(
-            name="delta_r", measure=f"paper 004's R_p - (1 - {spec.delta_r.epsilon:g}) R_o, worst classifier",
-            threshold=0.0, value=worst.value, passed=all(d.value >= 0 for d in delta), worst=worst.classifier))
-    if spec.min_accuracy_ratio is not None:
-        gates.append(
-            GateResult(
-                name="min_accuracy_ratio",
-                threshold=spec.min_accuracy_ratio,
-                value=ratio,
-                passed=ratio is not None and ratio >= spec.min_accuracy_ratio,
-                worst=_worst_class(per_class, per_class0),
-            )
-        )
+    gates = utility_gates(spec, delta, ratio, per_class, per_class0)
     return UtilityReport(
         classifier=spec.classifier,
         train_rows=len(rel_train),
@@ -230,6 +219,22 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
         delta_r_epsilon=spec.delta_r.epsilon if spec.delta_r is not None else None,
         gates=gates,
     )
+
+
+def utility_gates(spec: UtilitySpec, delta: list[DeltaR], ratio: float | None, per_class: dict[str, float],
+                  per_class0: dict[str, float]) -> list[GateResult]:
+    """The utility gates the spec sets: paper 004's delta R (worst classifier) and the accuracy ratio."""
+    gates = []
+    if spec.delta_r is not None:
+        worst = min(delta, key=lambda d: d.value)
+        gates.append(GateResult(
+            name="delta_r", measure=f"paper 004's R_p - (1 - {spec.delta_r.epsilon:g}) R_o, worst classifier",
+            threshold=0.0, value=worst.value, passed=all(d.value >= 0 for d in delta), worst=worst.classifier))
+    if spec.min_accuracy_ratio is not None:
+        gates.append(GateResult(name="min_accuracy_ratio", threshold=spec.min_accuracy_ratio, value=ratio,
+                                passed=ratio is not None and ratio >= spec.min_accuracy_ratio,
+                                worst=_worst_class(per_class, per_class0)))
+    return gates
 
 
 def delta_r(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
@@ -263,3 +268,98 @@ def _worst_class(per_class: dict[str, float], baseline: dict[str, float]) -> str
     i = min(range(len(labels)), key=lambda j: per_class[labels[j]] - baseline.get(labels[j], 0.0))
     label = labels[i]
     return f"class #{i} of {len(labels)}: {per_class[label]:.3f} vs {baseline.get(label, 0.0):.3f} on original rows"
+
+
+# -- partitioned releases (DMPD, paper 001) ---------------------------------------------------------------------
+_PROBABILITY_FLOOR = 1e-3  # a classifier's probability of a class is never taken below this (hard votes included)
+
+
+def _part_model(part: pd.DataFrame, class_column: str, classifier: str, seed: int):
+    """``classifier`` trained on one published part, every feature read as a nominal category (the parts publish
+    intervals and categories); returns (encoder, model)."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    columns = [c for c in part.columns if c != class_column]
+    view = part[columns].astype(object).where(part[columns].notna(), None)
+    encoder = TableEncoder(columns=columns, kinds={c: ColumnKind.nominal for c in columns}).fit(view)
+    model = make_classifier(classifier, seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model.fit(encoder.transform(view), part[class_column].astype(str).to_numpy())
+    return encoder, model
+
+
+def parts_accuracy(parts: dict[str, pd.DataFrame], test_parts: dict[str, pd.DataFrame], test_labels: np.ndarray,
+                   class_column: str, classifier: str, seed: int = 0
+                   ) -> tuple[float, dict[str, float], dict[str, int]]:
+    """Accuracy of one ``classifier`` per published part, combined as paper 001's Procedure 3 combines its
+    inducers: ``argmax_c sum_k log P_k(c | x_Gk) - (w - 1) log P(c)``, P(c) the class shares of the release.
+    A classifier without probabilities (a linear SVM) votes 1 for its prediction; every probability is floored at
+    :data:`_PROBABILITY_FLOOR` so that one part cannot veto a class."""
+    names = list(parts)
+    first = parts[names[0]][class_column].astype(str)
+    labels = np.array(sorted(first.unique()))
+    prior = first.value_counts().reindex(labels).to_numpy(dtype=float) / len(first)
+    score = np.zeros((len(test_labels), len(labels)))
+    for name in names:
+        encoder, model = _part_model(parts[name], class_column, classifier, seed)
+        columns = [c for c in parts[name].columns if c != class_column]
+        rows = test_parts[name][columns]
+        x = encoder.transform(rows.astype(object).where(rows.notna(), None))
+        proba = np.zeros((len(rows), len(labels)))
+        at = np.searchsorted(labels, model.classes_.astype(str))
+        if hasattr(model, "predict_proba"):
+            proba[:, at] = model.predict_proba(x)
+        else:
+            proba[np.arange(len(rows)), np.searchsorted(labels, model.predict(x).astype(str))] = 1.0
+        score += np.log(np.maximum(proba, _PROBABILITY_FLOOR))
+    score -= (len(names) - 1) * np.log(prior)
+    return scored(labels[np.argmax(score, axis=1)], test_labels)
+
+
+def evaluate_parts_utility(train_original: pd.DataFrame, release, test: pd.DataFrame, roles: Roles,
+                           spec: UtilitySpec, seed: int = 0) -> UtilityReport:
+    """The utility step for a partitioned release: the spec's classifier trained on each published part and
+    combined (:func:`parts_accuracy`), tested on the held-out original rows recoded as the parts publish them
+    (``release.recode``); the baseline is the same classifier on the original training rows. Information loss
+    is measured per part on its numeric columns (interval midpoints against the original values; open-ended
+    intervals read as missing) and averaged over the parts weighted by columns."""
+    cls = roles.class_column
+    assert cls is not None
+    encoder = feature_encoder(train_original, roles)
+    acc0, per_class0, _ = accuracy(train_original, test, roles, spec.classifier, encoder, seed)
+    parts = {p.name: p.frame for p in release.parts}
+    test_parts = release.recode(test)
+    y_test = test[cls].astype(str).to_numpy()
+    acc, per_class, support = parts_accuracy(parts, test_parts, y_test, cls, spec.classifier, seed)
+    shifts, corrs, weights = [], [], []
+    for frame in parts.values():
+        numeric = [c for c in frame.columns if c != cls and c in roles.attributes
+                   and roles.get(c).kind is ColumnKind.numeric]
+        if not numeric:
+            continue
+        decoded, _ = decode_generalized(frame, roles)
+        num_roles = roles.model_copy(update={"columns": [roles.get(c) for c in numeric]})
+        enc = feature_encoder(train_original, num_roles)
+        shift, corr = information_loss(enc.transform(train_original), enc.transform(decoded))
+        shifts.append(shift)
+        corrs.append(corr)
+        weights.append(len(numeric))
+    shift = float(np.average(shifts, weights=weights)) if weights else 0.0
+    corr = float(np.average(corrs, weights=weights)) if weights else 0.0
+    ratio = acc / acc0 if acc0 > 0 else None
+    delta = []
+    if spec.delta_r is not None:
+        keep = 1.0 - spec.delta_r.epsilon
+        for name in dict.fromkeys(spec.delta_r.classifiers):
+            r_p = acc if name == spec.classifier else parts_accuracy(parts, test_parts, y_test, cls, name, seed)[0]
+            r_o = acc0 if name == spec.classifier else accuracy(train_original, test, roles, name, encoder, seed)[0]
+            delta.append(DeltaR(classifier=name, accuracy=r_p, accuracy_original=r_o, value=r_p - keep * r_o))
+    return UtilityReport(
+        classifier=spec.classifier, train_rows=len(next(iter(parts.values()))), test_rows=len(test), accuracy=acc,
+        accuracy_original=acc0, ratio=ratio,
+        per_class=[ClassAccuracy(label=lab, support=support[lab], sanitized=per_class[lab], original=per_class0[lab])
+                   for lab in per_class],
+        mean_shift=shift, correlation_loss=corr, delta_r=delta,
+        delta_r_epsilon=spec.delta_r.epsilon if spec.delta_r is not None else None,
+        gates=utility_gates(spec, delta, ratio, per_class, per_class0))

@@ -176,8 +176,9 @@ def oracle(request):
     return get
 
 
-# full-size versions: run by .ci/run (-m slow), not by make test (raw_qi7: pyCANON alone takes over a minute)
-SLOW_SCENARIOS = {"raw_qi7", "generalized"}
+# full-size versions: run by .ci/run (-m slow), not by make test (raw_qi7: pyCANON alone takes over a minute); the
+# two smaller Adult scenarios left in make test cover a numeric sensitive attribute and gen=False
+SLOW_SCENARIOS = {"raw_qi7", "generalized", "raw_qi3", "generalized_sample"}
 
 
 @pytest.mark.parametrize("scenario", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_SCENARIOS else s
@@ -264,7 +265,7 @@ def tables(draw):
     return frame, [f"q{i}" for i in range(n_qi)], [f"s{i}" for i in range(n_sa)], draw(st.booleans())
 
 
-@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
 def test_random_tables_match_pycanon(case):
     _matches_pycanon(case)

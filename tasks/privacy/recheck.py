@@ -74,19 +74,46 @@ def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, str]:
     from ppdp.tasks.ingest import file_sha256
 
     folder = Path(folder)
-    manifest_path, data_path = folder / "manifest.json", folder / "data.parquet"
-    for path in (manifest_path, data_path):
-        if not path.is_file():
-            raise InputError(f"{path} is missing")
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        raise InputError(f"{manifest_path} is missing")
     try:
         manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError, UnicodeDecodeError):
         raise InputError(f"{manifest_path} cannot be read as a ppdp manifest") from None
+    if manifest.parts:  # a partitioned release: the tables are its parts (load_parts); the digest of their files
+        from ppdp.tasks.layout import parts_digest
+
+        return manifest, pd.DataFrame(), parts_digest([(p.file, file_sha256(_part_path(folder, p.file)))
+                                                       for p in manifest.parts])
+    data_path = folder / "data.parquet"
+    return manifest, _read_parquet(data_path), file_sha256(data_path)
+
+
+def _part_path(folder: Path, name: str) -> Path:
+    """A part's file, by the manifest's plain file name only (never a path out of the folder)."""
+    from ppdp.tasks.layout import is_part_file
+
+    if not is_part_file(name):
+        raise InputError(f"{folder / 'manifest.json'} names a part file that is not part-<n>.parquet")
+    path = folder / name
+    if not path.is_file():
+        raise InputError(f"{path} is missing")
+    return path
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise InputError(f"{path} is missing")
     try:
-        frame = pd.read_parquet(data_path)
+        return pd.read_parquet(path)
     except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
-        raise InputError(f"{data_path} cannot be read as Parquet") from None
-    return manifest, frame, file_sha256(data_path)
+        raise InputError(f"{path} cannot be read as Parquet") from None
+
+
+def load_parts(folder: Path, manifest: Manifest) -> dict[str, pd.DataFrame]:
+    """A partitioned release's tables by part name, read from the files its manifest names."""
+    return {p.name: _read_parquet(_part_path(Path(folder), p.file)) for p in manifest.parts}
 
 
 def published_report(manifest: Manifest, frame: pd.DataFrame) -> PrivacyReport:
@@ -172,6 +199,8 @@ def _equal_column(a: pd.Series, b: pd.Series) -> bool:
 def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     """Re-check every claim of the release in ``folder`` (see the module docstring)."""
     manifest, frame, sha = load_release(folder)
+    if manifest.parts:
+        return _recheck_parts(Path(folder), manifest, sha)
     checks: list[ClaimCheck] = []
     if manifest.output_sha256 is not None and sha != manifest.output_sha256:
         integrity = Claim(name="integrity", measure="SHA-256 of data.parquet equals the manifest's output_sha256",
@@ -227,6 +256,55 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
         checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
                                  None, "the manifest makes no privacy claim"))
     return ReleaseCheck(folder=Path(folder), manifest=manifest, checks=checks)
+
+
+def _verdict(claim: Claim, again: Claim | None, note: str) -> ClaimCheck:
+    """A claim against its re-measurement: holds when the re-measured claim passes with the same value."""
+    if again is None:
+        return ClaimCheck(claim, "does not hold", None, "could not be re-measured")
+    if not again.passed:
+        return ClaimCheck(claim, "does not hold", again.value, f"re-measured value {_fmt(again.value)} fails "
+                          f"{again.comparison} {again.threshold:g}" + (f" ({again.worst})" if again.worst else ""))
+    if not _same(again.value, claim.value):
+        return ClaimCheck(claim, "does not hold", again.value, f"re-measured value {_fmt(again.value)} differs "
+                                                               f"from the manifest's {_fmt(claim.value)}")
+    return ClaimCheck(claim, "holds", again.value, note)
+
+
+def _recheck_parts(folder: Path, manifest: Manifest, digest: str) -> ReleaseCheck:
+    """A partitioned release (DMPD): each part's claims re-measured on its own file (named ``part-1: k``), then
+    the release's claims (the worst part), all with the functions the release flow used
+    (:func:`ppdp.tasks.privacy.parts.measure_parts`)."""
+    from ppdp.tasks.ingest import file_sha256
+    from ppdp.tasks.privacy.parts import measure_parts
+
+    checks: list[ClaimCheck] = []
+    if manifest.output_sha256 is not None and digest != manifest.output_sha256:
+        integrity = Claim(name="integrity", measure="SHA-256 of the part files equals the manifest's",
+                          value=None, threshold=0.0, passed=True)
+        bad = [p.file for p in manifest.parts if file_sha256(folder / p.file) != p.sha256]
+        checks.append(ClaimCheck(integrity, "does not hold", None,
+                                 f"{', '.join(bad) or 'the parts'} not the file(s) the manifest describes (claims "
+                                 "below are re-measured on the files as they are)"))
+    tables = load_parts(folder, manifest)
+    for p in manifest.parts:
+        missing = [c for c in p.quasi_identifiers if c not in tables[p.name].columns]
+        if missing:
+            raise InputError(f"{folder / p.file} lacks quasi-identifier column '{missing[0]}'")
+    combined, each = measure_parts([(p.name, tables[p.name], p.quasi_identifiers) for p in manifest.parts],
+                                   manifest.roles, manifest.spec.privacy, _hierarchies(manifest))
+    for p, report in zip(manifest.parts, each):
+        again = {c.name: c for c in report.claims}
+        for claim in p.privacy.claims:
+            named = claim.model_copy(update={"name": f"{p.name}: {claim.name}"})
+            checks.append(_verdict(named, again.get(claim.name), f"re-measured on {p.file}"))
+    again = {c.name: c for c in combined.claims}
+    for claim in manifest.privacy.claims:
+        checks.append(_verdict(claim, again.get(claim.name), "re-measured on every part (the worst part)"))
+    if not manifest.privacy.claims:
+        checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
+                                 None, "the manifest makes no privacy claim"))
+    return ReleaseCheck(folder=folder, manifest=manifest, checks=checks)
 
 
 def _fmt(value: float | None) -> str:

@@ -32,9 +32,18 @@ import pandas as pd
 from pydantic import ValidationError
 
 from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Safer, Treatment, Unit
-from ppdp.schemas.reports import Roles
+from ppdp.schemas.reports import FeaturePartition, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import key_path
+
+
+@dataclass(frozen=True)
+class ReleasePart:
+    """One table of a partitioned release (a feature subset and the class, see :attr:`Release.parts`)."""
+
+    name: str
+    frame: pd.DataFrame
+    quasi_identifiers: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,14 @@ class Release:
         Column -> number of released cells suppressed (set missing) by the method.
     suppressed_rows : int
         Input rows left out of the release.
+    parts : tuple of ReleasePart
+        A partitioned release (feature-set partitioning, DMPD): the tables published instead of ``frame`` (which is
+        then empty), each k-anonymous over its own quasi-identifiers. Empty for every other release.
+    recode : callable or None
+        A partitioned release: maps original rows (the held-out rows) to each part's table as the part publishes
+        it (part name -> frame), for the utility step.
+    partition : FeaturePartition or None
+        A partitioned release: the partition chosen and its search.
     """
 
     frame: pd.DataFrame
@@ -72,6 +89,9 @@ class Release:
     input_group: np.ndarray | None = None
     suppressed_cells: dict[str, int] = field(default_factory=dict)
     suppressed_rows: int = 0
+    parts: tuple[ReleasePart, ...] = ()
+    recode: Any = None
+    partition: FeaturePartition | None = None
 
     @property
     def group_sizes(self) -> np.ndarray:

@@ -18,6 +18,7 @@ from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.condensation:Condensation",
+    "ppdp.tasks.sanitize.dmpd:Dmpd",
     "ppdp.tasks.sanitize.generalization:Generalization",
     "ppdp.tasks.sanitize.mdav:Mdav",
     "ppdp.tasks.sanitize.mondrian:Mondrian",

@@ -1,0 +1,910 @@
+"""Data mining privacy by decomposition (DMPD): the algorithm core, without Prefect and without pandas in loops.
+
+Follows Matatov, Rokach & Maimon, "Privacy-preserving data mining: A feature set partitioning approach",
+Information Sciences 180 (2010) 2696-2720 (``/work/shared/papers/001_*.txt``): k-anonymity is reached by
+publishing disjoint *projections* of the (supervisedly discretised) training table, one per subset of a feature
+set partition, such that every projection restricted to its quasi-identifiers is k-anonymous. A classifier is
+trained on each projection and the classifiers are combined (section 4.3).
+
+Pieces and the paper's sections they follow
+-------------------------------------------
+* :class:`Recoding` - supervised discretisation (the paper's "supervised discretization, as a part of DMPD",
+  section 5.3): numeric features are cut by Fayyad & Irani's (1993) recursive entropy split with the MDL stopping
+  rule (:func:`mdlp_cuts`), fitted on training rows only; adjacent intervals are then merged until every
+  interval holds at least ``min_count`` training rows (the release uses ``min_count = k`` so that no published
+  interval is rarer than k; the Table 1 benchmark uses 1). Nominal features keep their categories. Every
+  feature gets one extra code, the last, for "missing or unseen".
+* :func:`information_gain` - ranks features; the paper's quasi-identifier sets are "the top nine features"
+  (section 5.3), i.e. the features of highest information gain with the class.
+* :func:`anonymity_level` - size of the smallest equivalence class of a projection (the missing code counts as
+  a value; empty classes do not exist). A partition's level is the minimum over its subsets of the level of the
+  subset's quasi-identifier columns (a subset without quasi-identifiers has level n): this is the validity test of
+  section 4 ("every projection adheres to k-anonymity").
+* :func:`search_partition` - Procedure 1 (section 4.1), the genetic search of Rokach's feature set partitioning
+  GA (Pattern Recognition 41 (2008), ref. [43] of the paper), with Procedure 2 (section 4.2) as fitness.
+
+  - Encoding: the paper's n x n matrix (1: same subset, -1: both left out, 0: otherwise) is stored as the
+    equivalent label vector (feature -> subset id, -1 = left out); both operators below are defined on the
+    matrix in the paper and act identically on the labels.
+  - Group-wise crossover (GWC), with probability ``p_crossover`` per pair: from each parent one *ancestor set* is
+    drawn uniformly among its subsets and (if non-empty) its left-out set. Offspring 1 copies the rows and
+    columns of parent 1's ancestor set (those features form one subset, or are left out if the ancestor set
+    is the left-out set) and every other cell from parent 2 (the other features keep parent 2's grouping); offspring 2
+    is the mirror image. Without crossover the offspring are copies of the parents.
+  - Mutation: each feature, with probability ``p_mutation``, passes from its source subset to a target drawn
+    uniformly among the other subsets, a new subset of its own and the left-out set (a left-out feature goes
+    to an existing or a new subset); when the partition has one subset only, the feature forms its own subset
+    (the paper's rule, Fig. 4).
+  - Selection: binary tournament (two individuals drawn with replacement, the better one wins; ties go to the
+    first drawn) with elitism of 2 (the two best individuals survive unchanged). "Better" is the fitness, and
+    between two invalid partitions (both fitness 0) the one of higher anonymity level (Deb's 2000 feasibility
+    rule for constrained GAs): without it a large k leaves a population of zeros that drifts at random and, on
+    Adult with k = 50, never met a valid partition in 4,850 evaluations. Fitness-proportional selection, the
+    other option of the paper's section 2.2, exerts almost no pressure here because accuracies of valid
+    partitions sit in a narrow band (for example 0.80-0.86 on Adult).
+  - Rates (the paper says only "similar to those found in the GA literature [32,34]"): ``p_crossover = 0.7``
+    (De Jong / Grefenstette range 0.6-0.95; Goldberg's text uses 0.6-0.8); ``p_mutation = 0.05`` per feature,
+    about 1/d for the 14-20 features of Adult and German (the usual one-mutation-per-offspring rule),
+    0.4 expected moves per offspring on the 8 features of Pima and Nursery.
+  - Population 50 and 100 generations by default (the paper's section 5.5 defaults). The initial population
+    holds the one-subset partition, the partition of singletons of every feature that is valid alone (a
+    non-quasi-identifier, or a quasi-identifier whose own level is >= k; the others left out) and random
+    partitions (a random number of subsets g in 1..d, each feature left out with a probability drawn from
+    U(0, 0.5), otherwise put in a uniformly drawn subset). The singletons individual is valid whenever any valid
+    partition keeping a feature exists (adding columns to a projection can only shrink its smallest class), so
+    :class:`NoValidPartition` means that none exists, not that the GA missed it.
+  - Fitness (Procedure 2): mean accuracy over ``inner_folds`` stratified folds of :class:`PartitionClassifier`
+    trained on the other folds of the training codes (default 3 folds; the paper's n is unstated), and 0 for
+    an invalid partition (one subset's quasi-identifier projection has a class smaller than k). Invalid
+    partitions are never returned. The empty partition is valid but predicts the majority class; when the GA
+    finds no valid partition with at least one feature, :class:`NoValidPartition` (a ``ValueError``) is raised;
+    that happens exactly when every feature is a quasi-identifier whose own level is below k.
+
+* :class:`PartitionClassifier` - Procedure 3 (section 4.3): one inducer per subset, combined as
+  ``argmax_c prod_k P_k(c | x_Gk) / P(c)^(w-1)`` with Laplace-corrected estimates. Inducers:
+
+  - ``"naive_bayes"``: naive Bayes over the codes, P(v | c) = (n_vc + 1) / (n_c + card) and the prior
+    P(c) = (n_c + 1) / (n + C). With this inducer the combination equals naive Bayes over the union of the
+    subsets (the per-subset normalisers do not depend on c), which the GA uses: an NB fitness is a sum of cached
+    per-feature log-likelihood matrices.
+  - ``"tree"``: a C4.5-like tree (Quinlan 1993, as WEKA J4.8 defaults): multiway split on a coded (nominal)
+    attribute chosen by gain ratio among the attributes whose gain is at least the average gain; a split needs
+    two branches with >= 2 rows (J4.8's minNumObj = 2); the missing code is an ordinary value; branches without
+    rows predict with their parent's class counts; error-based pruning by subtree replacement with confidence
+    0.25 (J4.8's default, pruned when the leaf's pessimistic errors are <= the subtree's + 0.1; no subtree
+    raising). Leaf probabilities are Laplace-corrected: (n_leaf,c + 1) / (n_leaf + C).
+    The tree is grown level-wise: one ``np.bincount`` per level counts (node, attribute, code, class) for all
+    splittable nodes and attributes at once, and x log x comes from a table (counts are integers).
+
+Speed: the GA shares a :class:`Cache` across its runs on one training set (the benchmark passes one cache to the
+runs for k = 1, k2 ... k5 of an outer fold): the inner folds, the per-(fold, subset) validation predictions of
+the subset models, the accuracy per partition and the anonymity level per quasi-identifier set do not depend on
+k, only validity does.
+
+Nothing here prints, logs or raises with data values; features are named by index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+Inducer = Literal["naive_bayes", "tree"]
+INDUCERS = ("naive_bayes", "tree")
+_EPS = 1e-10
+# C4.5 / J4.8 pruning confidence 0.25 and its one-sided normal quantile z(0.75)
+_CF = 0.25
+_Z = 0.6744897501960817
+
+
+class NoValidPartition(ValueError):
+    """The search found no valid partition that keeps at least one feature (k too large for the data)."""
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# entropy helpers
+
+
+def _xlogx(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    out = np.zeros_like(a)
+    pos = a > 0
+    out[pos] = a[pos] * np.log2(a[pos])
+    return out
+
+
+def _entropy_rows(counts: np.ndarray) -> np.ndarray:
+    """Entropy (bits) of each row of a count matrix (last axis = classes); 0 for empty rows."""
+    counts = np.asarray(counts, dtype=np.float64)
+    n = counts.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = (_xlogx(n) - _xlogx(counts).sum(axis=-1)) / n
+    return np.where(n > 0, h, 0.0)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# supervised discretisation
+
+
+def mdlp_cuts(x: np.ndarray, y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Cut points of Fayyad & Irani's (1993) MDLP discretisation.
+
+    Recursively split the sorted values at the cut (midpoint between consecutive distinct values) of minimum
+    class-information entropy and accept it when ``Gain > (log2(N - 1) + Delta) / N`` with
+    ``Delta = log2(3^k - 2) - (k Ent(S) - k1 Ent(S1) - k2 Ent(S2))`` (k, k1, k2: classes present). NaN values are
+    ignored. Returns the sorted cut points (possibly empty).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    keep = ~np.isnan(x)
+    x, y = x[keep], y[keep]
+    if len(x) < 2:
+        return np.empty(0)
+    uniq, vid = np.unique(x, return_inverse=True)
+    if len(uniq) < 2:
+        return np.empty(0)
+    c = int(n_classes)
+    per_value = np.bincount(vid * c + y, minlength=len(uniq) * c).reshape(len(uniq), c).astype(np.float64)
+    cum = np.vstack([np.zeros((1, c)), np.cumsum(per_value, axis=0)])  # cum[i] = counts of values < uniq[i]
+    cuts: list[float] = []
+    stack = [(0, len(uniq))]
+    while stack:
+        lo, hi = stack.pop()
+        if hi - lo < 2:
+            continue
+        total = cum[hi] - cum[lo]
+        n = total.sum()
+        left = cum[lo + 1:hi] - cum[lo]  # candidate i: values lo..lo+i on the left
+        right = total - left
+        nl = left.sum(axis=1)
+        ent_l = _entropy_rows(left)
+        ent_r = _entropy_rows(right)
+        weighted = (nl * ent_l + (n - nl) * ent_r) / n
+        i = int(np.argmin(weighted))
+        ent = float(_entropy_rows(total))
+        gain = ent - weighted[i]
+        k = int((total > 0).sum())
+        k1 = int((left[i] > 0).sum())
+        k2 = int((right[i] > 0).sum())
+        delta = math.log2(3.0**k - 2) - (k * ent - k1 * ent_l[i] - k2 * ent_r[i])
+        if gain > (math.log2(n - 1) + delta) / n:
+            a, b = uniq[lo + i], uniq[lo + i + 1]
+            cut = a + (b - a) / 2.0
+            if not a < cut <= b:
+                cut = b
+            cuts.append(float(cut))
+            stack.append((lo, lo + i + 1))
+            stack.append((lo + i + 1, hi))
+    return np.sort(np.asarray(cuts, dtype=np.float64))
+
+
+def merge_small_intervals(cuts: np.ndarray, x: np.ndarray, min_count: int) -> np.ndarray:
+    """Remove cut points until every interval holds >= ``min_count`` of the (non-NaN) values ``x``.
+
+    Repeatedly the smallest interval (the first of equal ones) is merged with its smaller neighbour (the left one
+    on a tie). If fewer than ``min_count`` values exist at all, no cut is left.
+    """
+    cuts = np.asarray(cuts, dtype=np.float64)
+    x = np.asarray(x, dtype=np.float64)
+    x = x[~np.isnan(x)]
+    if min_count <= 1 or len(cuts) == 0:
+        return cuts
+    cuts = list(cuts)
+    while cuts:
+        counts = np.bincount(np.searchsorted(cuts, x, side="right"), minlength=len(cuts) + 1)
+        if counts.min() >= min_count:
+            break
+        i = int(np.argmin(counts))
+        if i == 0:
+            del cuts[0]
+        elif i == len(counts) - 1:
+            del cuts[i - 1]
+        elif counts[i - 1] <= counts[i + 1]:
+            del cuts[i - 1]
+        else:
+            del cuts[i]
+    return np.asarray(cuts, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """A fitted supervised recoding of input features to small integer codes (see the module docstring).
+
+    Numeric feature f -> ``np.searchsorted(cuts[f], x, side="right")`` (interval index); nominal feature ->
+    index of its category in ``categories[f]`` (compared as ``str``). NaN, unparsable numbers and categories not
+    seen in training -> the last code, ``cards[i] - 1``.
+    """
+
+    features: tuple[str, ...]
+    numeric: tuple[bool, ...]
+    cuts: dict[str, np.ndarray]
+    categories: dict[str, tuple]
+
+    @property
+    def cards(self) -> tuple[int, ...]:
+        """Number of codes per feature, the reserved missing/unseen code included."""
+        out = []
+        for f, num in zip(self.features, self.numeric):
+            out.append(len(self.cuts[f]) + 2 if num else len(self.categories[f]) + 1)
+        return tuple(out)
+
+    @classmethod
+    def fit(cls, frame: pd.DataFrame, y: np.ndarray, features: Sequence[str], numeric: Sequence[bool],
+            min_count: int = 1) -> Recoding:
+        features = tuple(str(f) for f in features)
+        numeric = tuple(bool(b) for b in numeric)
+        if len(features) != len(numeric):
+            raise ValueError(f"{len(features)} features but {len(numeric)} numeric flags")
+        y = np.asarray(y, dtype=np.int64)
+        if len(y) != len(frame):
+            raise ValueError(f"{len(frame)} rows but {len(y)} class codes")
+        n_classes = int(y.max()) + 1 if len(y) else 1
+        cuts: dict[str, np.ndarray] = {}
+        categories: dict[str, tuple] = {}
+        for i, (f, num) in enumerate(zip(features, numeric)):
+            if f not in frame.columns:
+                raise ValueError(f"feature {i} is not a column of the frame")
+            if num:
+                x = pd.to_numeric(frame[f], errors="coerce").to_numpy(dtype=np.float64)
+                c = mdlp_cuts(x, y, n_classes)
+                cuts[f] = merge_small_intervals(c, x, int(min_count))
+            else:
+                values = frame[f][frame[f].notna()].unique()
+                seen: dict[str, object] = {}
+                for v in values:
+                    seen.setdefault(str(v), v)
+                categories[f] = tuple(seen[s] for s in sorted(seen))
+        return cls(features=features, numeric=numeric, cuts=cuts, categories=categories)
+
+    def codes(self, frame: pd.DataFrame) -> np.ndarray:
+        """(n, d) int32 codes of ``frame``'s feature columns."""
+        n = len(frame)
+        out = np.empty((n, len(self.features)), dtype=np.int32)
+        for i, (f, num, card) in enumerate(zip(self.features, self.numeric, self.cards)):
+            if f not in frame.columns:
+                raise ValueError(f"feature {i} is not a column of the frame")
+            col = frame[f]
+            if num:
+                x = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+                code = np.searchsorted(self.cuts[f], x, side="right").astype(np.int32)
+                code[np.isnan(x)] = card - 1
+            else:
+                na = col.isna().to_numpy()
+                strs = col.astype(str)
+                cats = [str(v) for v in self.categories[f]]
+                code = pd.Index(cats).get_indexer(strs).astype(np.int32)
+                code[(code < 0) | na] = card - 1
+            out[:, i] = code
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# measures
+
+
+def information_gain(codes: np.ndarray, cards: Sequence[int], y: np.ndarray, n_classes: int) -> np.ndarray:
+    """Information gain (bits) of each coded feature about the class: H(Y) - H(Y | X_j)."""
+    codes = np.asarray(codes)
+    y = np.asarray(y, dtype=np.int64)
+    n = len(y)
+    c = int(n_classes)
+    out = np.zeros(codes.shape[1])
+    if n == 0:
+        return out
+    h = float(_entropy_rows(np.bincount(y, minlength=c)))
+    for j, card in enumerate(cards):
+        cnt = np.bincount(codes[:, j].astype(np.int64) * c + y, minlength=int(card) * c).reshape(int(card), c)
+        cond = float((cnt.sum(axis=1) * _entropy_rows(cnt)).sum()) / n
+        out[j] = h - cond
+    return out
+
+
+def _combined_key(codes: np.ndarray, columns: Sequence[int], cards: Sequence[int]) -> tuple[np.ndarray, int]:
+    """One int64 per row identifying its values on ``columns`` (mixed radix); the key range, or -1 if the radix
+    product overflows (then the keys come from np.unique over rows)."""
+    size = 1
+    for c in columns:
+        size *= int(cards[c])
+    if size < 2**62:
+        key = np.zeros(len(codes), dtype=np.int64)
+        for c in columns:
+            key = key * int(cards[c]) + codes[:, c]
+        return key, size
+    _, inv = np.unique(codes[:, list(columns)], axis=0, return_inverse=True)
+    return inv.reshape(-1).astype(np.int64), -1
+
+
+def anonymity_level(codes: np.ndarray, columns: Sequence[int], cards: Sequence[int]) -> int:
+    """Size of the smallest equivalence class of the projection of ``codes`` on ``columns``
+    (``len(codes)`` when ``columns`` is empty)."""
+    codes = np.asarray(codes)
+    n = len(codes)
+    columns = list(columns)
+    if not columns or n == 0:
+        return n
+    key, size = _combined_key(codes, columns, cards)
+    if 0 < size <= 4 * n + 1024:
+        counts = np.bincount(key, minlength=size)
+        return int(counts[counts > 0].min())
+    _, counts = np.unique(key, return_counts=True)
+    return int(counts.min())
+
+
+def pareto_front(points: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+    """Non-dominated (accuracy, anonymity level) pairs, both maximised, sorted by level (ascending).
+
+    A point is dominated when another has accuracy >= and level >= and is better in one of them. Duplicates
+    appear once; NaN accuracies are ignored.
+    """
+    pts = sorted({(float(a), int(lv)) for a, lv in points if not math.isnan(float(a))}, key=lambda p: (-p[1], -p[0]))
+    front: list[tuple[float, int]] = []
+    best = -math.inf
+    for acc, lv in pts:  # level descending, then accuracy descending
+        if acc > best:
+            front.append((acc, lv))
+            best = acc
+    return sorted(front, key=lambda p: p[1])
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# inducers
+
+
+@dataclass
+class _NaiveBayes:
+    logprior: np.ndarray  # (C,)
+    tables: list[np.ndarray]  # per column (card, C): log P(v | c)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: np.ndarray, cards: Sequence[int], n_classes: int) -> _NaiveBayes:
+        c = int(n_classes)
+        ny = np.bincount(y, minlength=c).astype(np.float64)
+        logprior = np.log((ny + 1.0) / (len(y) + c))
+        tables = []
+        for j, card in enumerate(cards):
+            cnt = np.bincount(x[:, j].astype(np.int64) * c + y, minlength=int(card) * c).reshape(int(card), c)
+            tables.append(np.log((cnt + 1.0) / (ny + int(card))))
+        return cls(logprior, tables)
+
+    def joint(self, x: np.ndarray) -> np.ndarray:
+        s = np.broadcast_to(self.logprior, (len(x), len(self.logprior))).copy()
+        for j, t in enumerate(self.tables):
+            s += t[x[:, j]]
+        return s
+
+    def log_proba(self, x: np.ndarray) -> np.ndarray:
+        return _log_normalise(self.joint(x))
+
+
+def _log_normalise(s: np.ndarray) -> np.ndarray:
+    m = s.max(axis=1, keepdims=True)
+    return s - (m + np.log(np.exp(s - m).sum(axis=1, keepdims=True)))
+
+
+def _pessimistic_errors(n: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """C4.5's estimated errors ``e + addErrs(n, e)`` at confidence 0.25 (WEKA ``Stats.addErrs``), vectorised."""
+    n = np.asarray(n, dtype=np.float64)
+    e = np.asarray(e, dtype=np.float64)
+    z2 = _Z * _Z
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        base = n * (1.0 - _CF ** (1.0 / n))
+
+        def normal(err: np.ndarray | float) -> np.ndarray:
+            f = (err + 0.5) / n
+            r = (f + z2 / (2 * n) + _Z * np.sqrt(np.maximum(f / n - f * f / n + z2 / (4 * n * n), 0.0))) / (1 + z2 / n)
+            return r * n - err
+
+        one = np.where(1.5 >= n, np.maximum(n - 1.0, 0.0), normal(1.0))
+        add = np.where(e < 1, base + e * (one - base), np.where(e + 0.5 >= n, np.maximum(n - e, 0.0), normal(e)))
+    return np.where(n > 0, e + add, 0.0)
+
+
+@dataclass
+class _Tree:
+    attr: np.ndarray  # per node: column split on, -1 for a leaf
+    child_base: np.ndarray  # per node: index of the child for code 0 (children are contiguous)
+    logp: np.ndarray  # per node (C,): Laplace-corrected log P(c | node)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: np.ndarray, cards: Sequence[int], n_classes: int, min_leaf: int = 2,
+            prune: bool = True) -> _Tree:
+        c = int(n_classes)
+        n, m = x.shape
+        cards_a = np.asarray(cards, dtype=np.int64)
+        off = np.concatenate([[0], np.cumsum(cards_a)[:-1]]).astype(np.int64)  # attribute blocks of codes
+        width = int(cards_a.sum())
+        xo = np.asarray(x, dtype=np.int64) + off  # code of attribute a -> off[a] + code
+        xlx = _xlogx(np.arange(n + 1))  # counts are integers: x log2 x by table look-up
+        counts = np.bincount(y, minlength=c)[None, :].astype(np.int64)
+        pcounts = counts.copy()
+        rows = np.arange(n)
+        node = np.zeros(n, dtype=np.int64)
+        levels = []  # (counts, pcounts, attr, child_base, parent_of_next)
+        while True:
+            nodes_here = len(counts)
+            tot = counts.sum(axis=1)
+            attr = np.full(nodes_here, -1, dtype=np.int64)
+            child_base = np.zeros(nodes_here, dtype=np.int64)
+            can = (tot >= 2 * min_leaf) & (counts.max(axis=1) < tot)
+            split_nodes = np.empty(0, dtype=np.int64)
+            if m and can.any():
+                # one bincount over (node, attribute, code, class) for every splittable node and attribute
+                cand = np.flatnonzero(can)
+                remap = np.full(nodes_here, -1, dtype=np.int64)
+                remap[cand] = np.arange(len(cand))
+                sel = can[node]
+                r = rows[sel]
+                nd = remap[node[sel]]
+                idx = ((nd * width)[:, None] + xo[r]) * c + y[r][:, None]
+                cnt = np.bincount(idx.ravel(), minlength=len(cand) * width * c).reshape(len(cand), width, c)
+                nb = cnt.sum(axis=2)
+                xl_nb = xlx[nb]
+                cond = np.add.reduceat(xl_nb - xlx[cnt].sum(axis=2), off, axis=1)  # (cand, m)
+                xl_split = np.add.reduceat(xl_nb, off, axis=1)
+                big = np.add.reduceat((nb >= min_leaf).astype(np.int64), off, axis=1)
+                t = tot[cand]
+                totf = t.astype(np.float64)[:, None]
+                h_node = (xlx[t] - xlx[counts[cand]].sum(axis=1))[:, None]
+                gain = (h_node - cond) / totf
+                split = (xlx[t][:, None] - xl_split) / totf
+                ok = (big >= 2) & (gain > _EPS) & (split > _EPS)
+                gains = np.where(ok, gain, 0.0)
+                avg = gains.sum(axis=1, keepdims=True) / np.maximum(ok.sum(axis=1, keepdims=True), 1)
+                elig = ok & (gains >= avg - 1e-12)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    score = np.where(elig, gain / split, -np.inf)
+                best = np.argmax(score, axis=1)
+                has = elig.any(axis=1)
+                attr[cand[has]] = best[has]
+                split_nodes = cand[has]
+            if len(split_nodes) == 0:
+                levels.append((counts, pcounts, attr, child_base, None))
+                break
+            sizes = cards_a[attr[split_nodes]]
+            child_base[split_nodes] = np.cumsum(sizes) - sizes
+            total = int(sizes.sum())
+            go = attr[node] >= 0
+            r2 = rows[go]
+            nd2 = node[go]
+            a2 = attr[nd2]
+            xa = x[r2, a2].astype(np.int64)
+            new_node = child_base[nd2] + xa
+            new_counts = np.bincount(new_node * c + y[r2], minlength=total * c).reshape(total, c)
+            parent = np.repeat(split_nodes, sizes)
+            empty = new_counts.sum(axis=1) == 0
+            new_p = np.where(empty[:, None], pcounts[parent], new_counts)
+            levels.append((counts, pcounts, attr, child_base, parent))
+            counts, pcounts, rows, node = new_counts, new_p, r2, new_node
+        # error-based pruning, bottom-up (subtree replacement)
+        if prune:
+            below = None
+            for lv in range(len(levels) - 1, -1, -1):
+                cnt, _, attr, _, parent = levels[lv]
+                tot = cnt.sum(axis=1)
+                leaf_err = _pessimistic_errors(tot, tot - cnt.max(axis=1))
+                if below is None:
+                    err = leaf_err
+                else:
+                    sub = np.bincount(parent, weights=below, minlength=len(cnt))
+                    cut = (attr >= 0) & (leaf_err <= sub + 0.1)
+                    attr[cut] = -1
+                    err = np.where(attr >= 0, sub, leaf_err)
+                below = err
+        offsets = np.cumsum([0] + [len(lv[0]) for lv in levels])
+        attr_all = np.concatenate([lv[2] for lv in levels])
+        base_all = np.concatenate([lv[3] + (offsets[i + 1] if i + 1 < len(levels) else 0)
+                                   for i, lv in enumerate(levels)])
+        pc = np.concatenate([lv[1] for lv in levels]).astype(np.float64)
+        logp = np.log((pc + 1.0) / (pc.sum(axis=1, keepdims=True) + c))
+        return cls(attr_all, base_all, logp)
+
+    def leaves(self, x: np.ndarray) -> np.ndarray:
+        n = len(x)
+        node = np.zeros(n, dtype=np.int64)
+        idx = np.arange(n)
+        while len(idx):
+            a = self.attr[node[idx]]
+            inner = a >= 0
+            if not inner.any():
+                break
+            idx = idx[inner]
+            a = a[inner]
+            node[idx] = self.child_base[node[idx]] + x[idx, a]
+        return node
+
+    def log_proba(self, x: np.ndarray) -> np.ndarray:
+        return self.logp[self.leaves(x)]
+
+
+def _fit_inducer(inducer: str, x: np.ndarray, y: np.ndarray, cards: Sequence[int], n_classes: int):
+    if inducer == "naive_bayes":
+        return _NaiveBayes.fit(x, y, cards, n_classes)
+    if inducer == "tree":
+        return _Tree.fit(x, y, cards, n_classes)
+    raise ValueError(f"unknown inducer (expected one of {INDUCERS})")
+
+
+def _canonical(partition: Iterable[Iterable[int]]) -> tuple[tuple[int, ...], ...]:
+    groups = [tuple(sorted(int(f) for f in g)) for g in partition]
+    return tuple(sorted(g for g in groups if g))
+
+
+def _check_partition(partition: tuple[tuple[int, ...], ...], d: int) -> None:
+    seen: set[int] = set()
+    for g in partition:
+        for f in g:
+            if not 0 <= f < d:
+                raise ValueError(f"partition names feature {f}, outside 0..{d - 1}")
+            if f in seen:
+                raise ValueError(f"feature {f} is in two subsets of the partition")
+            seen.add(f)
+
+
+def _check_codes(codes: np.ndarray, cards: Sequence[int]) -> np.ndarray:
+    codes = np.asarray(codes)
+    if codes.ndim != 2 or codes.shape[1] != len(cards):
+        raise ValueError(f"codes must be (n, {len(cards)}), got shape {codes.shape}")
+    if not np.issubdtype(codes.dtype, np.integer):
+        raise ValueError("codes must be integers")
+    if len(codes) and ((codes.min(axis=0) < 0) | (codes.max(axis=0) >= np.asarray(cards))).any():
+        bad = int(np.flatnonzero((codes.min(axis=0) < 0) | (codes.max(axis=0) >= np.asarray(cards)))[0])
+        raise ValueError(f"codes of feature {bad} lie outside 0..card-1")
+    return codes
+
+
+class PartitionClassifier:
+    """Procedure 3 (paper section 4.3): one inducer per subset, combined as
+    ``argmax_c prod_k P_k(c | x_Gk) / P(c)^(w-1)`` with Laplace-corrected P_k and P(c).
+
+    The empty partition predicts the (Laplace-corrected) class prior.
+    """
+
+    def __init__(self, partition: Iterable[Iterable[int]], cards: Sequence[int], n_classes: int,
+                 inducer: Inducer) -> None:
+        if inducer not in INDUCERS:
+            raise ValueError(f"unknown inducer (expected one of {INDUCERS})")
+        self.partition = _canonical(partition)
+        self.cards = tuple(int(c) for c in cards)
+        _check_partition(self.partition, len(self.cards))
+        self.n_classes = int(n_classes)
+        self.inducer = inducer
+        self.models: list = []
+        self.logprior: np.ndarray | None = None
+
+    def fit(self, codes: np.ndarray, y: np.ndarray) -> PartitionClassifier:
+        codes = _check_codes(codes, self.cards)
+        y = np.asarray(y, dtype=np.int64)
+        if len(y) != len(codes):
+            raise ValueError(f"{len(codes)} rows of codes but {len(y)} class codes")
+        c = self.n_classes
+        self.logprior = np.log((np.bincount(y, minlength=c) + 1.0) / (len(y) + c))
+        self.models = [_fit_inducer(self.inducer, codes[:, list(g)], y, [self.cards[f] for f in g], c)
+                       for g in self.partition]
+        return self
+
+    def joint_log(self, codes: np.ndarray) -> np.ndarray:
+        """Unnormalised log of the combination's score, (n, n_classes)."""
+        if self.logprior is None:
+            raise ValueError("PartitionClassifier is not fitted")
+        codes = _check_codes(codes, self.cards)
+        w = len(self.partition)
+        s = np.broadcast_to(-(w - 1) * self.logprior, (len(codes), self.n_classes)).copy()
+        for g, model in zip(self.partition, self.models):
+            s += model.log_proba(codes[:, list(g)])
+        return s
+
+    def predict_proba(self, codes: np.ndarray) -> np.ndarray:
+        return np.exp(_log_normalise(self.joint_log(codes)))
+
+    def predict(self, codes: np.ndarray) -> np.ndarray:
+        return np.argmax(self.joint_log(codes), axis=1)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# fitness cache
+
+
+def _stratified_folds(y: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    order = rng.permutation(len(y))
+    order = order[np.argsort(y[order], kind="stable")]
+    fold = np.empty(len(y), dtype=np.int64)
+    fold[order] = np.arange(len(y)) % n_folds
+    return fold
+
+
+@dataclass
+class _Fold:
+    train: np.ndarray
+    val: np.ndarray
+    y_val: np.ndarray
+    logprior: np.ndarray
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+
+
+@dataclass
+class Cache:
+    """Memo shared by the GA runs on one training set (e.g. the runs for every k of one outer fold).
+
+    Bound on first use to the codes, cards, class codes, inducer and number of inner folds; the inner folds are
+    drawn then, from that first run's seed, and reused by every later run (which must pass the same data and
+    settings, or ``ValueError``). Holds the per-(fold, subset) validation predictions of the subset models
+    (bounded by ``max_bytes``, least recently used evicted), the accuracy per partition and the anonymity level
+    per column set.
+    """
+
+    max_bytes: int = 1 << 30
+    _key: tuple | None = None
+    _folds: list[_Fold] = field(default_factory=list)
+    _feature_ll: dict = field(default_factory=dict)  # (fold, feature) -> (n_val, C) NB log-likelihoods
+    _subset: OrderedDict = field(default_factory=OrderedDict)  # (fold, subset) -> (leaf index, logp table)
+    _bytes: int = 0
+    accuracy: dict = field(default_factory=dict)  # partition -> inner-CV accuracy
+    level: dict = field(default_factory=dict)  # column tuple -> anonymity level
+    model_fits: int = 0
+
+    def bind(self, codes: np.ndarray, cards: Sequence[int], y: np.ndarray, n_classes: int, inducer: str,
+             inner_folds: int, seed: int) -> None:
+        digest = hashlib.blake2b(np.ascontiguousarray(codes).tobytes(), digest_size=16)
+        digest.update(np.ascontiguousarray(y).tobytes())
+        key = (inducer, int(inner_folds), tuple(int(c) for c in cards), int(n_classes), codes.shape,
+               digest.hexdigest())
+        if self._key is not None:
+            if key != self._key:
+                raise ValueError("this Cache was built for other codes, classes, inducer or inner folds")
+            return
+        self._key = key
+        self.codes, self.cards, self.y, self.n_classes, self.inducer = codes, tuple(cards), y, n_classes, inducer
+        fold = _stratified_folds(y, int(inner_folds), np.random.default_rng(seed))
+        c = int(n_classes)
+        for f in range(int(inner_folds)):
+            train, val = np.flatnonzero(fold != f), np.flatnonzero(fold == f)
+            lp = np.log((np.bincount(y[train], minlength=c) + 1.0) / (len(train) + c))
+            self._folds.append(_Fold(train, val, y[val], lp, np.asarray(codes[train], dtype=np.int64), y[train],
+                                     np.asarray(codes[val], dtype=np.int64)))
+
+    def _nb_ll(self, f: int, j: int) -> np.ndarray:
+        key = (f, j)
+        hit = self._feature_ll.get(key)
+        if hit is None:
+            fold = self._folds[f]
+            c = self.n_classes
+            ytr = self.y[fold.train]
+            ny = np.bincount(ytr, minlength=c).astype(np.float64)
+            card = self.cards[j]
+            cnt = np.bincount(self.codes[fold.train, j].astype(np.int64) * c + ytr, minlength=card * c)
+            table = np.log((cnt.reshape(card, c) + 1.0) / (ny + card))
+            hit = table[self.codes[fold.val, j]]
+            self._feature_ll[key] = hit
+            self.model_fits += 1
+        return hit
+
+    def _tree_lp(self, f: int, g: tuple[int, ...]) -> np.ndarray:
+        key = (f, g)
+        hit = self._subset.get(key)
+        if hit is not None:
+            self._subset.move_to_end(key)
+            leaf, table = hit
+            return table[leaf]
+        fold = self._folds[f]
+        cols = list(g)
+        tree = _Tree.fit(fold.x_train[:, cols], fold.y_train, [self.cards[j] for j in cols], self.n_classes)
+        self.model_fits += 1
+        table = tree.logp
+        leaf = tree.leaves(fold.x_val[:, cols]).astype(np.uint16 if len(table) < 2**16 else np.int32)
+        self._subset[key] = (leaf, table)
+        self._bytes += leaf.nbytes + table.nbytes
+        while self._bytes > self.max_bytes and len(self._subset) > 1:
+            _, (old_leaf, old_table) = self._subset.popitem(last=False)
+            self._bytes -= old_leaf.nbytes + old_table.nbytes
+        return table[leaf]
+
+    def partition_accuracy(self, partition: tuple[tuple[int, ...], ...]) -> float:
+        hit = self.accuracy.get(partition)
+        if hit is not None:
+            return hit
+        accs = []
+        w = len(partition)
+        for f, fold in enumerate(self._folds):
+            if self.inducer == "naive_bayes":
+                s = np.broadcast_to(fold.logprior, (len(fold.val), self.n_classes)).copy()
+                for g in partition:
+                    for j in g:
+                        s += self._nb_ll(f, j)
+            else:
+                s = np.broadcast_to(-(w - 1) * fold.logprior, (len(fold.val), self.n_classes)).copy()
+                for g in partition:
+                    s += self._tree_lp(f, g)
+            accs.append(float(np.mean(np.argmax(s, axis=1) == fold.y_val)))
+        acc = float(np.mean(accs))
+        self.accuracy[partition] = acc
+        return acc
+
+    def columns_level(self, columns: tuple[int, ...]) -> int:
+        hit = self.level.get(columns)
+        if hit is None:
+            hit = anonymity_level(self.codes, columns, self.cards)
+            self.level[columns] = hit
+        return hit
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# genetic search
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    partition: tuple[tuple[int, ...], ...]
+    fitness: float
+    evaluated: tuple[tuple[tuple[tuple[int, ...], ...], float, int], ...]
+    generations: int
+    evaluations: int
+    seconds: float
+    level: int = 0  # anonymity level of the chosen partition (added)
+    model_fits: int = 0  # subset models fitted by this run (cache misses; added)
+
+
+def _labels_to_partition(labels: np.ndarray) -> tuple[tuple[int, ...], ...]:
+    groups: dict[int, list[int]] = {}
+    for f, g in enumerate(labels.tolist()):
+        if g >= 0:
+            groups.setdefault(g, []).append(f)
+    return tuple(sorted(tuple(v) for v in groups.values()))
+
+
+def _gwc(p1: np.ndarray, p2: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Offspring of group-wise crossover: an ancestor set of ``p1`` copied, the rest from ``p2``."""
+    sets = np.unique(p1)  # subsets and (if any) the left-out set -1
+    anc = sets[rng.integers(len(sets))]
+    child = p2.copy()
+    members = p1 == anc
+    child[members] = -1 if anc < 0 else int(p2.max()) + 1
+    return child
+
+
+def _mutate(labels: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
+    lab = labels.copy()
+    hits = np.flatnonzero(rng.random(len(lab)) < p)
+    for j in hits:
+        groups = sorted(set(lab[lab >= 0].tolist()))
+        src = int(lab[j])
+        new = (max(groups) + 1) if groups else 0
+        if src >= 0 and len(groups) == 1:
+            lab[j] = new
+            continue
+        targets = [g for g in groups if g != src] + [new] + ([-1] if src >= 0 else [])
+        lab[j] = targets[int(rng.integers(len(targets)))]
+    return lab
+
+
+def _initial(d: int, size: int, rng: np.random.Generator, alone_ok: np.ndarray) -> list[np.ndarray]:
+    singles = np.where(alone_ok, np.arange(d), -1).astype(np.int64)  # valid singletons; the rest left out
+    pop = [np.zeros(d, dtype=np.int64), singles][:size]
+    while len(pop) < size:
+        g = int(rng.integers(1, d + 1))
+        p_out = rng.uniform(0.0, 0.5)
+        lab = np.where(rng.random(d) < p_out, -1, rng.integers(0, g, size=d)).astype(np.int64)
+        pop.append(lab)
+    return pop
+
+
+def search_partition(codes: np.ndarray, cards: Sequence[int], y: np.ndarray, n_classes: int, *,
+                     quasi_identifiers: Sequence[int], k: int, inducer: Inducer, population: int = 50,
+                     generations: int = 100, p_crossover: float = 0.7, p_mutation: float = 0.05,
+                     inner_folds: int = 3, seed: int = 0, cache: Cache | None = None,
+                     score_invalid: bool = False) -> SearchResult:
+    """Procedure 1 (paper section 4.1): genetic search for the most accurate valid feature set partition.
+
+    Parameters
+    ----------
+    codes, cards, y, n_classes
+        Training codes (n, d) with codes in ``0..cards[j]-1`` and class codes ``0..n_classes-1``.
+    quasi_identifiers, k
+        Feature indices forming the quasi-identifier and the anonymity level each subset's quasi-identifier
+        projection must reach.
+    inducer
+        ``"naive_bayes"`` or ``"tree"`` (see :class:`PartitionClassifier`).
+    population, generations, p_crossover, p_mutation, inner_folds, seed
+        GA settings (module docstring); ``inner_folds`` stratified folds give the fitness (Procedure 2).
+    cache
+        A :class:`Cache` shared by runs on the same training set (its inner folds come from the first run).
+    score_invalid
+        Also compute the inner-CV accuracy of invalid partitions (for a Pareto front); otherwise their accuracy
+        in ``evaluated`` is NaN (their fitness is 0 either way).
+
+    Returns
+    -------
+    SearchResult
+        The fittest valid partition with at least one feature (among equally fit ones the most anonymous, then
+        the first evaluated).
+
+    Raises
+    ------
+    NoValidPartition
+        No valid partition with a feature was evaluated.
+    """
+    t0 = time.perf_counter()
+    cards = tuple(int(c) for c in cards)
+    codes = _check_codes(codes, cards)
+    y = np.asarray(y, dtype=np.int64)
+    n, d = codes.shape
+    if len(y) != n:
+        raise ValueError(f"{n} rows of codes but {len(y)} class codes")
+    if inducer not in INDUCERS:
+        raise ValueError(f"unknown inducer (expected one of {INDUCERS})")
+    if d == 0:
+        raise NoValidPartition("there are no features to partition")
+    if n < inner_folds or inner_folds < 2:
+        raise ValueError(f"inner_folds must be in 2..{n} (the number of rows)")
+    if len(y) and (y.min() < 0 or y.max() >= n_classes):
+        raise ValueError("class codes lie outside 0..n_classes-1")
+    if population < 2 or generations < 0:
+        raise ValueError("population must be >= 2 and generations >= 0")
+    qi = frozenset(int(q) for q in quasi_identifiers)
+    if any(not 0 <= q < d for q in qi):
+        raise ValueError(f"quasi-identifier indices must lie in 0..{d - 1}")
+    cache = cache if cache is not None else Cache()
+    cache.bind(codes, cards, y, n_classes, inducer, inner_folds, seed)
+    fits_before = cache.model_fits
+    rng = np.random.default_rng(seed)
+
+    seen: dict[tuple, tuple[float, int, float]] = {}  # partition -> (accuracy, level, fitness), in first-seen order
+    evaluations = 0
+
+    def evaluate(labels: np.ndarray) -> tuple[float, int]:
+        """Selection score: (fitness, level if invalid else n) - Deb's feasibility rule on ties at 0."""
+        nonlocal evaluations
+        evaluations += 1
+        part = _labels_to_partition(labels)
+        hit = seen.get(part)
+        if hit is not None:
+            return hit[2], (hit[1] if hit[1] < k else n)
+        level = min((cache.columns_level(tuple(f for f in g if f in qi)) for g in part), default=n)
+        valid = level >= k
+        acc = cache.partition_accuracy(part) if (valid or score_invalid) else math.nan
+        fit = acc if valid else 0.0
+        seen[part] = (acc, level, fit)
+        return fit, (level if not valid else n)
+
+    alone_ok = np.array([cache.columns_level((j,) if j in qi else ()) >= k for j in range(d)])
+    pop = _initial(d, population, rng, alone_ok)
+    scores = [evaluate(ind) for ind in pop]
+    gen = 0
+    for gen in range(1, generations + 1):  # noqa: B007
+        order = sorted(range(len(pop)), key=lambda i: scores[i], reverse=True)  # stable: first among equals
+        new = [pop[i] for i in order[:2]]
+        new_scores = [scores[i] for i in order[:2]]
+        while len(new) < population:
+            a, b, c, e = rng.integers(len(pop), size=4)
+            p1 = pop[a] if scores[a] >= scores[b] else pop[b]
+            p2 = pop[c] if scores[c] >= scores[e] else pop[e]
+            if rng.random() < p_crossover:
+                c1, c2 = _gwc(p1, p2, rng), _gwc(p2, p1, rng)
+            else:
+                c1, c2 = p1.copy(), p2.copy()
+            for child in (c1, c2):
+                if len(new) < population:
+                    child = _mutate(child, p_mutation, rng)
+                    new.append(child)
+                    new_scores.append(evaluate(child))
+        pop, scores = new, new_scores
+
+    best = None  # the fittest valid partition; among equally fit ones the most anonymous, then the first seen
+    for part, (_acc, level, fitness) in seen.items():
+        if part and level >= k and (best is None or (fitness, level) > (best[1], best[2])):
+            best = (part, fitness, level)
+    if best is None:
+        raise NoValidPartition(f"no valid partition keeping a feature was found for k = {k}")
+    evaluated = tuple((p, a, lv) for p, (a, lv, _) in seen.items())
+    return SearchResult(partition=best[0], fitness=float(best[1]), evaluated=evaluated, generations=gen,
+                        evaluations=evaluations, seconds=time.perf_counter() - t0, level=int(best[2]),
+                        model_fits=cache.model_fits - fits_before)

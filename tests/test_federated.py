@@ -1,0 +1,589 @@
+"""Federated naive Bayes through two mixers (paper 001, section 3.2; ``ppdp federate``).
+
+What is checked, and how each check can fail:
+
+* the federated model equals the centralized one on the union of the parties' rows, exactly (same counts, the
+  same predictions and probabilities), on the demo clinics (always) and on Nursery split across 3 parties (when
+  /work/shared/data is there); scikit-learn's ``CategoricalNB(alpha=1)`` with the same category layout is the
+  independent oracle (same predictions, probabilities within 1e-12), and a model of one party alone differs;
+* every share a mixer receives is uniform on [0, 2**64): chi-square over the top 4 bits and the low 8 bits of
+  many shares, which fails for the raw counts and for two plausible wrong splits;
+* the minimum-count rule: suppress (counts 0 or >= k, the flags, complementary cells so that no suppressed count
+  is a difference of published ones) or refuse;
+* the flow: party subflows and mixer tasks as separate runs, a mixer retried after a failure, no party's counts
+  nor shares in Prefect's files or logs, result storage empty; refusals (another schema, a party smaller than
+  k, the min-count rule, a mixer that never answers) publish nothing, exit 2, 3 or 1 with one line and are
+  audited; ``ppdp audit verify`` passes on a root holding a normal and a federated release, and the audit's
+  manifest check uses the federated schema.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import chisquare
+from typer.testing import CliRunner
+
+from ppdp.flows.cli import app
+from ppdp.schemas.federate import FederatedManifest
+from ppdp.tasks import audit
+from ppdp.tasks import federated as F
+from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
+from tests.conftest import PREFECT_HOME, REPO, RESULT_STORAGE, SHARED_DATA
+
+DEMO = REPO / "examples" / "federated"
+DEMO_SPEC = DEMO / "federated_demo.yaml"
+NURSERY = SHARED_DATA / "nursery" / "nursery.csv"
+runner = CliRunner()
+
+
+def ppdp(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def generator():
+    sys.path.insert(0, str(DEMO))
+    try:
+        import generate_federated
+    finally:
+        sys.path.pop(0)
+    return generate_federated
+
+
+def demo_spec(root: Path, **changes) -> dict:
+    spec = yaml.safe_load(DEMO_SPEC.read_text(encoding="utf-8"))
+    spec["publish"]["root"] = str(root)
+    for party in spec["parties"]:
+        party["path"] = str(DEMO / party["path"])
+    spec.update(changes)
+    return spec
+
+
+def write_spec(folder: Path, spec: dict) -> Path:
+    path = folder / "federation.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def union_of(spec) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(p.path) for p in spec.parties], ignore_index=True)
+
+
+def federated_counts(spec) -> np.ndarray:
+    """The protocol without Prefect: every party's shares, both mixers, the combination."""
+    shares = [F.party_shares(spec, p.name) for p in spec.parties]
+    sum_a = F.mixer_sum([s.share_a for s in shares])
+    sum_b = F.mixer_sum([s.share_b for s in shares])
+    return F.combine(sum_a, sum_b, F.layout_of(spec))
+
+
+def oracle(spec, train: pd.DataFrame, test: pd.DataFrame):
+    """scikit-learn's CategoricalNB(alpha=1) on the declared category layout, encoded independently of ppdp
+    (OrdinalEncoder for domains, np.digitize for bins); returns (predictions, probabilities in spec class order)."""
+    from sklearn.naive_bayes import CategoricalNB
+    from sklearn.preprocessing import OrdinalEncoder
+
+    def encode(frame):
+        columns = []
+        for name, a in spec.attributes.items():
+            if a.bins is not None:
+                columns.append(np.digitize(frame[name].to_numpy(float), a.bins[1:-1], right=False))
+            else:
+                enc = OrdinalEncoder(categories=[[str(v) for v in a.domain]], dtype=np.int64)
+                columns.append(enc.fit_transform(frame[[name]].astype(str))[:, 0])
+        return np.column_stack(columns)
+
+    sizes = [len(a.domain) if a.domain is not None else len(a.bins) - 1 for a in spec.attributes.values()]
+    nb = CategoricalNB(alpha=1, min_categories=sizes).fit(encode(train), train[spec.class_column].astype(str))
+    order = [list(nb.classes_).index(c) for c in spec.classes()]
+    return nb.predict(encode(test)), nb.predict_proba(encode(test))[:, order]
+
+
+def grid(spec) -> pd.DataFrame:
+    """Every combination of attribute values (a value inside each bin for a binned attribute)."""
+    values = [[str(v) for v in a.domain] if a.domain is not None else
+              [(lo + hi) / 2 for lo, hi in zip(a.bins[:-1], a.bins[1:])] for a in spec.attributes.values()]
+    return pd.DataFrame(list(itertools.product(*values)), columns=list(spec.attributes))
+
+
+def top_bits_p(values: np.ndarray, bits: int = 4) -> float:
+    counts = np.bincount((np.asarray(values, np.uint64) >> np.uint64(64 - bits)).astype(np.int64),
+                         minlength=2**bits)
+    return float(chisquare(counts).pvalue)
+
+
+def low_bits_p(values: np.ndarray, bits: int = 8) -> float:
+    counts = np.bincount((np.asarray(values, np.uint64) & np.uint64(2**bits - 1)).astype(np.int64),
+                         minlength=2**bits)
+    return float(chisquare(counts).pvalue)
+
+
+def under(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")) if root.exists() else []
+
+
+# -- exactness: federated == centralized == scikit-learn -------------------------------------------------------
+def check_exact(spec, test: pd.DataFrame) -> None:
+    counts = federated_counts(spec)
+    union = union_of(spec)
+    central = F.count_frame(union, spec).astype(np.int64)
+    assert np.array_equal(counts, central)  # the shares summed back to exactly the union's counts
+    model, reference = F.FederatedModel.from_counts(spec, counts), F.FederatedModel.from_counts(spec, central)
+    assert np.array_equal(model.predict(test), reference.predict(test))
+    assert np.array_equal(model.predict_proba(test), reference.predict_proba(test))  # bit for bit
+    predicted, proba = oracle(spec, union, test)
+    assert np.array_equal(model.predict(test).astype(str), predicted)
+    np.testing.assert_allclose(model.predict_proba(test), proba, rtol=1e-12, atol=1e-12)
+    # the test can tell models apart: one party's model alone differs from the union's
+    alone = F.FederatedModel.from_counts(spec, F.count_frame(pd.read_csv(spec.parties[0].path), spec))
+    assert not np.allclose(alone.predict_proba(test), model.predict_proba(test))
+
+
+def test_federated_model_equals_centralized_and_sklearn_on_the_demo_clinics(tmp_path):
+    spec = F.load_spec(write_spec(tmp_path, demo_spec(tmp_path / "root")))
+    check_exact(spec, pd.concat([union_of(spec), grid(spec)], ignore_index=True))
+
+
+def test_federated_model_equals_centralized_and_sklearn_on_nursery_in_three_parties(tmp_path):
+    if not NURSERY.is_file():
+        pytest.skip(f"Nursery is not at {NURSERY} (shared data sets absent)")
+    frame = pd.read_csv(NURSERY, dtype=str)
+    attributes = [c for c in frame.columns if c != "class"]
+    part = np.random.default_rng(11).integers(0, 3, len(frame))
+    parties = []
+    for i in range(3):
+        frame[part == i].to_csv(tmp_path / f"party{i}.csv", index=False)
+        parties.append({"name": f"party{i}", "path": f"party{i}.csv"})
+    spec = F.load_spec(write_spec(tmp_path, {
+        "dataset": "nursery", "parties": parties, "class_column": "class",
+        "class_domain": sorted(frame["class"].unique()),  # sklearn's order: the same tie-break
+        "attributes": {a: {"domain": list(dict.fromkeys(frame[a]))} for a in attributes},
+        "min_count": {"k": 1, "action": "suppress"}, "publish": {"root": "root"}}))
+    check_exact(spec, frame)  # Nursery is the whole grid of its attributes: every cell is predicted
+
+
+def test_a_party_may_hold_parquet_and_its_columns_in_any_order(tmp_path):
+    spec = demo_spec(tmp_path / "root")
+    csv_counts = F.count_frame(pd.read_csv(spec["parties"][1]["path"]), F.load_spec(write_spec(tmp_path, spec)))
+    frame = pd.read_csv(spec["parties"][1]["path"])
+    frame[list(reversed(frame.columns))].to_parquet(tmp_path / "south.parquet", index=False)
+    spec["parties"][1]["path"] = "south.parquet"
+    loaded = F.load_spec(write_spec(tmp_path, spec))
+    assert loaded.parties[1].format == "parquet"
+    shares = F.party_shares(loaded, "south_clinic")
+    assert np.array_equal(shares.share_a + shares.share_b, csv_counts)
+
+
+def test_demo_party_files_are_what_the_generator_makes():
+    for name, frame in generator().generate().items():
+        shipped = pd.read_csv(DEMO / f"{name}.csv")
+        pd.testing.assert_frame_equal(shipped, frame.reset_index(drop=True), check_dtype=False)
+
+
+# -- the shares ----------------------------------------------------------------------------------------------
+def demo_counts() -> np.ndarray:
+    spec = F.load_spec(DEMO_SPEC)
+    return F.count_frame(pd.read_csv(spec.parties[0].path), spec)
+
+
+def test_each_share_alone_is_uniform_and_the_two_add_up_to_the_counts():
+    counts = demo_counts()
+    a, b = map(np.concatenate, zip(*[F.split_shares(counts) for _ in range(600)]))
+    assert np.array_equal(a + b, np.tile(counts, 600))  # modulo 2**64
+    for share in (a, b):
+        assert top_bits_p(share) > 1e-6 and low_bits_p(share) > 1e-6
+    raw = np.tile(counts, 600)
+    assert top_bits_p(raw) < 1e-100 and low_bits_p(raw) < 1e-100  # the raw counts would fail
+    # plausible wrong splits fail too: a 32-bit "random" share, and counts plus small noise
+    rng = np.random.default_rng(0)
+    short = rng.integers(0, 2**32, raw.size, dtype=np.uint64)
+    assert top_bits_p(short) < 1e-100 and top_bits_p(raw - short) < 1e-100
+    assert top_bits_p(raw + rng.integers(0, 2**16, raw.size, dtype=np.uint64)) < 1e-100
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2**64 - 1), min_size=1, max_size=40), st.integers(2, 5))
+def test_shares_of_any_vectors_sum_back_modulo_2_64(values, parties):
+    counts = [np.array(values, np.uint64) for _ in range(parties)]
+    shares = [F.split_shares(c) for c in counts]
+    total = F.mixer_sum([a for a, _ in shares]) + F.mixer_sum([b for _, b in shares])
+    expected = np.array([(v * parties) % 2**64 for v in values], np.uint64)
+    assert np.array_equal(total, expected)
+
+
+def test_combine_refuses_sums_that_are_no_counts():
+    spec = F.load_spec(DEMO_SPEC)
+    layout = F.layout_of(spec)
+    counts = demo_counts()
+    a, b = F.split_shares(counts)
+    assert np.array_equal(F.combine(a, b, layout), counts.astype(np.int64))
+    tampered = a.copy()
+    tampered[layout.offsets[0]] += np.uint64(1)  # one cell off by one: its row no longer adds up
+    with pytest.raises(F.InconsistentSums):
+        F.combine(tampered, b, layout)
+    with pytest.raises(F.InconsistentSums):
+        F.combine(F.split_shares(counts)[0], b, layout)  # a share from another split: garbage
+    assert "PartyShares(p, 32 cells)" == repr(F.PartyShares("p", "0" * 64, a, b))  # a repr shows no share
+
+
+# -- the minimum-count rule ----------------------------------------------------------------------------------
+def tiny_spec(tmp_path: Path, k: int, action: str = "suppress"):
+    return F.load_spec(write_spec(tmp_path, {
+        "dataset": "tiny", "parties": [{"name": "p1", "path": "p1.csv"}, {"name": "p2", "path": "p2.csv"}],
+        "class_column": "c", "class_domain": ["c1", "c2"], "attributes": {"a": {"domain": ["x", "y", "z"]}},
+        "min_count": {"k": k, "action": action}, "publish": {"root": "root"}}))
+
+
+def test_suppression_hides_small_counts_and_their_differences(tmp_path):
+    spec = tiny_spec(tmp_path, k=5)
+    layout = F.layout_of(spec)
+    counts = np.array([30, 3, 2, 12, 16, 0, 0, 3])  # c1: 30 = 2 + 12 + 16; c2: 3 = 0 + 0 + 3
+    out = F.apply_min_count(counts, layout, spec.min_count)
+    # c2's count (3) and its cell (3) are below k; c1's x (2) too, and then 30 - 12 - 16 would give it back:
+    # the row's smallest published cell (12) is suppressed as well
+    assert out.counts.tolist() == [30, 0, 0, 0, 16, 0, 0, 0]
+    assert out.mask.tolist() == [False, True, True, True, False, False, False, True]
+    assert (out.primary, out.complementary) == (3, 1)
+    primary_only = np.where((counts >= 1) & (counts < 5), 0, counts)
+    assert primary_only[0] - primary_only[2:5].sum() == 2  # what the complementary cell prevents
+    table = F.model_table(out, layout)
+    assert table["suppressed"].sum() == 4 and (table.loc[table["suppressed"], "count"] == 0).all()
+    with pytest.raises(ReleaseRejected, match=r"min_count: 3 cells .* \(in the class counts, 'a'\): refused"):
+        F.apply_min_count(counts, layout, tiny_spec(tmp_path, k=5, action="refuse").min_count)
+    with pytest.raises(ReleaseRejected, match="every class count is below k"):
+        F.apply_min_count(counts, layout, tiny_spec(tmp_path, k=31).min_count)
+    same = F.apply_min_count(counts, layout, tiny_spec(tmp_path, k=1).min_count)
+    assert np.array_equal(same.counts, counts) and not same.mask.any()
+
+
+def test_the_demo_as_shipped_suppresses_one_count_and_its_complement():
+    spec = F.load_spec(DEMO_SPEC)  # min_count k = 10, suppress
+    layout = F.layout_of(spec)
+    out = F.apply_min_count(federated_counts(spec), layout, spec.min_count)
+    table = F.model_table(out, layout)
+    hidden = table[table["suppressed"]]
+    assert (out.primary, out.complementary) == (1, 1) and len(hidden) == 2
+    assert set(hidden["class"]) == {"high"} and set(hidden["attribute"]) == {"age"} and (hidden["count"] == 0).all()
+    F.FederatedModel(layout, out.counts).predict(grid(spec))  # a suppressed model still predicts
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=120),
+       st.integers(1, 25))
+def test_min_count_invariants(rows, k):
+    spec = two_attribute_spec(k)
+    layout = F.layout_of(spec)
+    frame = pd.DataFrame(rows, columns=["a", "b", "c"]).astype(str)
+    counts = F.count_frame(frame, spec).astype(np.int64)
+    try:
+        out = F.apply_min_count(counts, layout, spec.min_count)
+    except ReleaseRejected:
+        assert not np.where((counts[:3] >= k), counts[:3], 0).any()  # only when no class count reaches k
+        return
+    published, mask = out.counts, out.mask
+    assert ((published == 0) | (published >= k)).all()
+    assert np.array_equal(published, np.where(mask, 0, counts))
+    assert out.primary == int(((counts >= 1) & (counts < k)).sum())
+    for j in range(len(layout.attributes)):
+        hidden = layout.block(counts, j) - layout.block(published, j)
+        for c in range(3):
+            if not mask[c]:  # a published class count: what subtraction gives is 0 or at least k
+                assert hidden[c].sum() == 0 or hidden[c].sum() >= k
+
+
+def two_attribute_spec(k: int):
+    """Class a (3 labels, integers), attributes b (4 text values) and c (2 integers)."""
+    from ppdp.schemas.federate import FederateSpec
+
+    return FederateSpec.model_validate({
+        "dataset": "h", "parties": [{"name": "p1", "path": "p1.csv"}, {"name": "p2", "path": "p2.csv"}],
+        "class_column": "a", "class_domain": [0, 1, 2],
+        "attributes": {"b": {"domain": ["0", "1", "2", "3"]}, "c": {"domain": [0, 1]}},
+        "min_count": {"k": k, "action": "suppress"}, "publish": {"root": "r"}})
+
+
+# -- bad inputs, refused with one line naming the party, the file and the column -----------------------------
+SECRET = "SENTINEL-VALUE-77"
+
+
+def party_case(tmp_path: Path, case: str):
+    frames = generator().generate(seed=5, scale=0.1)
+    frame = frames["north_clinic"].copy()
+    if case == "other schema":
+        frame = frame.rename(columns={"exercise": "sport"})
+    elif case == "extra column":
+        frame.insert(2, "notes", SECRET)
+    elif case == "value outside the domain":
+        frame.loc[3, "region"] = SECRET
+    elif case == "missing cell":
+        frame.loc[4, "sex"] = None
+    elif case == "decimal numbers without bins":
+        frame["age"] = frame["age"] + 0.5
+    elif case == "age outside the bins":
+        frame.loc[2, "age"] = 95
+    elif case == "no rows":
+        frame = frame.iloc[:0]
+    elif case == "fewer rows than k":
+        frame = frame.iloc[:6]
+    frame.to_csv(tmp_path / "north_clinic.csv", index=False)
+    for name in ("south_clinic", "city_hospital"):
+        frames[name].to_csv(tmp_path / f"{name}.csv", index=False)
+    spec = demo_spec(tmp_path / "root")
+    for party in spec["parties"]:
+        party["path"] = f"{party['name']}.csv"
+    if case == "decimal numbers without bins":
+        spec["attributes"]["age"] = {"domain": list(range(18, 90))}
+    return write_spec(tmp_path, spec)
+
+
+BAD = {  # case: (error, what the one line says)
+    "other schema": (InputError, r"party north_clinic \(north_clinic\.csv\): column 4 \('sport'\) is not declared"),
+    "extra column": (InputError, r"column 3 \('notes'\) is not declared"),
+    "value outside the domain": (InputError, r"column 5 \('region'\), data row 4: a value outside the declared "
+                                             r"domain \(attributes\.region\.domain\)"),
+    "missing cell": (InputError, r"column 2 \('sex'\), data row 5: a missing value"),
+    "decimal numbers without bins": (InputError, r"column 1 \('age'\) holds decimal numbers: a numeric attribute "
+                                                 r"needs declared bin edges \(attributes\.age\.bins\)"),
+    "age outside the bins": (InputError, r"column 1 \('age'\), data row 3: a value outside the declared bins"),
+    "no rows": (InputError, r"north_clinic\.csv\): the table has no rows"),
+    "fewer rows than k": (F.PartyTooSmall, r"fewer rows than min_count\.k = 10: the party does not take part"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_bad_party_is_refused_with_one_line_and_no_value(tmp_path, case):
+    spec = F.load_spec(party_case(tmp_path, case))
+    error, pattern = BAD[case]
+    with pytest.raises(error, match=pattern) as caught:
+        F.party_shares(spec, "north_clinic")
+    text = str(caught.value)
+    assert "\n" not in text and SECRET not in text and "95" not in text
+    F.party_shares(spec, "south_clinic")  # the other parties are fine
+
+
+@pytest.mark.parametrize(("change", "says"), [
+    ({"attributes": {"age": {"bins": [18, 90], "domain": [1]}}}, "exactly one of domain"),
+    ({"attributes": {"age": {"bins": [18, 60, 40]}}}, "strictly increasing"),
+    ({"attributes": {"sex": {"domain": ["F", "M", "F"]}}}, "value 3 repeats"),
+    ({"attributes": {"risk": {"domain": ["a", "b"]}}}, "the class column is not an attribute"),
+    ({"class_domain": [1, "1"]}, "value 2 repeats"),
+    ({"min_count": {"k": 0, "action": "suppress"}}, "min_count.k"),
+    ({"min_count": {"k": 2, "action": "drop"}}, "min_count.action"),
+    ({"parties": [{"name": "only", "path": "x.csv"}]}, "parties"),
+    ({"unknown": 1}, "unknown: unknown key"),
+])
+def test_a_bad_spec_is_one_line_naming_the_key(tmp_path, change, says):
+    spec = demo_spec(tmp_path / "root")
+    for key, value in change.items():
+        spec[key] = {**spec[key], **value} if isinstance(spec.get(key), dict) and key == "attributes" else value
+    with pytest.raises(SpecError) as caught:
+        F.load_spec(write_spec(tmp_path, spec))
+    assert says in str(caught.value) and "\n" not in str(caught.value)
+
+
+# -- the flow ------------------------------------------------------------------------------------------------
+def prefect_files() -> list[Path]:
+    from prefect.settings import PREFECT_SERVER_DATABASE_CONNECTION_URL
+
+    db_dir = Path(PREFECT_SERVER_DATABASE_CONNECTION_URL.value().split("///", 1)[1]).parent
+    return [p for base in {PREFECT_HOME, RESULT_STORAGE, db_dir} if base.exists() for p in base.rglob("*")
+            if p.is_file()]
+
+
+def run_logs(flow_run_id: str) -> list[str]:
+    """The messages Prefect stored for a flow run and its subflow runs (read back through its client)."""
+    from uuid import UUID
+
+    from prefect import get_client
+    from prefect.client.schemas.filters import (
+        FlowRunFilter,
+        FlowRunFilterParentFlowRunId,
+        LogFilter,
+        LogFilterFlowRunId,
+    )
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=5)
+    with get_client(sync_client=True) as client:
+        subflows = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[UUID(flow_run_id)])))
+        ids = [UUID(flow_run_id), *(r.id for r in subflows)]
+        logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=ids)))
+    return [log.message for log in logs]
+
+
+def task_runs(flow_run_id: str):
+    from uuid import UUID
+
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    with get_client(sync_client=True) as client:
+        return client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[UUID(flow_run_id)])))
+
+
+@pytest.fixture(scope="module")
+def federation(prefect_harness, tmp_path_factory):
+    """One federation of the demo clinics through the CLI (k = 1: nothing suppressed), mixer A failing its first
+    attempt; what each mixer received is recorded."""
+    from ppdp.flows import federate as flows
+
+    root = tmp_path_factory.mktemp("federation") / "root"
+    received: dict[str, list[np.ndarray]] = {}
+    original = flows.mixer.fn
+
+    def recording(mixer, shares):
+        received[mixer] = [np.array(s, copy=True) for s in shares]
+        return original(mixer, shares)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(flows.mixer, "fn", recording)
+        mp.setenv(flows.FAULT_ENV, "A:once")
+        result = ppdp("federate", DEMO_SPEC, "--set", f"publish.root={root}", "--set", "min_count.k=1")
+    assert result.exit_code == 0, result.output
+    [folder] = [p.parent for p in root.glob("*/*/manifest.json")]
+    spec = F.load_spec(DEMO_SPEC, [f"publish.root={root}", "min_count.k=1"])
+    return {"root": root, "folder": folder, "output": result.output, "received": received, "spec": spec,
+            "manifest": FederatedManifest.model_validate_json((folder / "manifest.json").read_text()),
+            "counts": [F.count_frame(pd.read_csv(p.path), spec) for p in spec.parties]}
+
+
+def test_the_published_model_is_the_centralized_one(federation):
+    spec, folder, manifest = federation["spec"], federation["folder"], federation["manifest"]
+    assert f"published federated naive Bayes model {manifest.release_id}" in federation["output"]
+    assert "north_clinic, south_clinic, city_hospital" in federation["output"]
+    assert sorted(p.name for p in folder.iterdir()) == ["data.parquet", "manifest.json"]
+    model = F.FederatedModel.from_release(folder)
+    union = union_of(spec)
+    central = F.FederatedModel.from_counts(spec, F.count_frame(union, spec))
+    test = pd.concat([union, grid(spec)], ignore_index=True)
+    assert np.array_equal(model.predict(test), central.predict(test))
+    assert np.array_equal(model.predict_proba(test), central.predict_proba(test))
+    table = pd.read_parquet(folder / "data.parquet")
+    assert list(table.columns) == F.COLUMNS and len(table) == spec.cells() == manifest.rows
+    assert set(table["value"].dropna()) <= {v for a in manifest.attributes for v in a.values}
+    assert set(table.loc[table["attribute"] == "age", "value"]) == {"[18, 30)", "[30, 45)", "[45, 60)", "[60, 90]"}
+    # the manifest names the parties and their files, never a party's rows or counts
+    assert [p.model_dump() for p in manifest.parties] == [
+        {"name": p.name, "file_sha256": audit.file_sha256(p.path)} for p in spec.parties]
+    assert manifest.kind == "federated_naive_bayes" and manifest.min_count.suppressed_cells == 0
+    text = (folder / "manifest.json").read_text()
+    for p in spec.parties:
+        assert f": {len(pd.read_csv(p.path))}," not in text and f": {len(pd.read_csv(p.path))}\n" not in text
+
+
+def test_each_mixer_received_one_uniform_share_per_party_and_a_retry_happened(federation):
+    received, counts = federation["received"], federation["counts"]
+    assert sorted(received) == ["A", "B"] and all(len(v) == 3 for v in received.values())
+    for mixer, shares in received.items():
+        for share in shares:
+            assert not any(np.array_equal(share, c) for c in counts), f"mixer {mixer} received raw counts"
+        assert top_bits_p(np.concatenate(shares), bits=2) > 1e-6
+    both = np.concatenate(received["A"] + received["B"])
+    assert top_bits_p(both, bits=4) > 1e-6 and top_bits_p(np.concatenate(counts), bits=2) < 1e-20
+    total = F.mixer_sum(received["A"]) + F.mixer_sum(received["B"])
+    assert np.array_equal(total, sum(counts))
+    runs = {r.name: r for r in task_runs(federation["manifest"].flow_run_id)}
+    assert runs["mixer-A"].run_count == 2 and runs["mixer-B"].run_count == 1  # A failed once, then retried
+
+
+def test_no_party_counts_or_shares_in_prefect_files_or_logs(federation):
+    stored = [p for p in RESULT_STORAGE.rglob("*") if p.is_file()] if RESULT_STORAGE.exists() else []
+    assert stored == [], f"Prefect persisted results: {stored}"
+    needles = []
+    for c in federation["counts"] + federation["received"]["A"] + federation["received"]["B"]:
+        needles += [c.astype("<u8").tobytes(), c.astype("<i8").tobytes(), json.dumps(c.tolist()).encode(),
+                    np.array2string(c, separator=", ").encode()]
+    scanned = 0
+    for path in prefect_files():
+        blob = path.read_bytes()
+        scanned += 1
+        for needle in needles:
+            assert needle not in blob, f"a party's counts or shares found in {path}"
+    assert scanned > 0
+    messages = run_logs(federation["manifest"].flow_run_id)
+    for c in federation["counts"]:
+        text = ", ".join(str(int(v)) for v in c[:8])
+        assert not any(text in m for m in messages)
+    assert not any("Traceback" in m for m in messages)
+
+
+def test_audit_verify_passes_with_a_normal_and_a_federated_release(workspace, federation):
+    root, release_id = federation["root"], federation["manifest"].release_id
+    assert ppdp("run", workspace.spec(publish__root=str(root))).exit_code == 0  # a normal release beside it
+    verified = ppdp("audit", "verify", "--root", root)
+    assert verified.exit_code == 0 and "2 published releases verified" in verified.output, verified.output
+    shown = ppdp("audit", "show", release_id, "--root", root)
+    assert shown.exit_code == 0 and "federated naive Bayes, 32 cells" in shown.output, shown.output
+    # an altered federated manifest is checked against the federated schema (not the release one)
+    copy = workspace.dir / "copy"
+    shutil.copytree(root, copy)
+    path = copy / "clinics_risk_nb" / release_id / "manifest.json"
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "seed": 8}))
+    problems = audit.verify(copy)
+    assert any("manifest.json" in p and "altered" in p for p in problems)
+    assert not any("does not match the manifest schema" in p for p in problems)
+    path.write_text(json.dumps({**data, "rows_per_party": [1, 2, 3]}))
+    assert any("does not match the manifest schema (at rows_per_party)" in p for p in audit.verify(copy))
+    assert audit.verify(root) == []
+
+
+def refused(result, code: int, root: Path, status: str, says: str) -> None:
+    assert result.exit_code == code, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("ppdp: ")]
+    assert len(lines) == 1 and says in lines[0], result.output
+    assert "Traceback" not in result.output
+    assert under(root) == ["audit.db"]  # no release folder, no staging folder
+    [entry] = audit.list_entries(root)
+    assert entry.status == status and says.split(":")[0] in entry.reason
+
+
+def test_refusals_publish_nothing_exit_with_their_code_and_are_audited(prefect_harness, tmp_path):
+    spec = party_case(tmp_path, "fewer rows than k")  # refused by the party's own subflow
+    root = tmp_path / "root"
+    refused(ppdp("federate", spec), 3, root, "rejected", "fewer rows than min_count.k = 10")
+    shutil.rmtree(root)
+    refused(ppdp("federate", DEMO_SPEC, "--set", f"publish.root={root}", "--set", "min_count.action=refuse"), 3,
+            root, "rejected", "min_count: 1 cell of the model count between 1 and k - 1 = 9 (in 'age')")
+
+
+@pytest.mark.slow  # the same path as the party refused above (its subflow fails), with exit code 2
+def test_a_party_of_another_schema_is_refused_by_the_flow(prefect_harness, tmp_path):
+    refused(ppdp("federate", party_case(tmp_path, "other schema")), 2, tmp_path / "root", "error",
+            "column 4 ('sport') is not declared")
+
+
+def test_a_mixer_that_never_answers_is_a_clean_refusal(prefect_harness, tmp_path, monkeypatch):
+    from ppdp.flows.federate import FAULT_ENV
+
+    root = tmp_path / "root"
+    monkeypatch.setenv(FAULT_ENV, "B:always")
+    result = ppdp("federate", DEMO_SPEC, "--set", f"publish.root={root}")
+    refused(result, 1, root, "error", "mixer B did not answer")
+    [entry] = audit.list_entries(root)
+    messages = run_logs(entry.flow_run_id)
+    assert any("mixer B did not answer" in m and "Retries are exhausted" in m for m in messages), messages
+    assert not any("Traceback" in m for m in messages)  # Prefect's task-failure log line stays one line
+    runs = {r.name: r for r in task_runs(entry.flow_run_id)}
+    assert runs["mixer-B"].run_count == 3 and runs["mixer-B"].state.is_failed()  # two retries, then refused
+
+
+def test_a_bad_spec_or_a_missing_party_file_costs_no_flow(tmp_path):
+    spec = demo_spec(tmp_path / "root")
+    spec["parties"][1]["path"] = str(tmp_path / "absent.csv")
+    result = ppdp("federate", write_spec(tmp_path, spec))
+    assert result.exit_code == 2 and "party south_clinic: its file" in result.output and "does not exist" in \
+        result.output
+    [entry] = audit.list_entries(tmp_path / "root")
+    assert entry.status == "error" and entry.flow_run_id is None  # refused before any flow run
