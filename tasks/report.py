@@ -644,6 +644,45 @@ def _tuning_svg(trace: TuningTrace, privacy_label: str) -> tuple[str, str]:
     return _svg(height, title, body), _legend(legend)
 
 
+def _pareto_svg(points: list[tuple[int, float]], k: int | None, policy_k: float | None) -> tuple[str, str]:
+    """(figure, legend): a partition search's Pareto front, inner CV accuracy against the anonymity level reached
+    (a step line: from each point on, no evaluated partition is more accurate), the release's k and the policy's."""
+    height, left, right, top, bottom = 320, 70, 16, 16, 46
+    pts = sorted(points)
+    marks = [float(v) for v in (k, policy_k) if v is not None and math.isfinite(float(v)) and v > 0]
+    lo, hi = min([p[0] for p in pts] + marks), max([p[0] for p in pts] + marks)
+    log = lo > 0 and hi / lo > 50
+    if log:
+        x_lo, x_hi, xticks = _log_ticks(lo, hi)
+    else:
+        pad = 0.03 * max(hi - lo, 1)
+        x_lo, x_hi, xticks = _nice_ticks(lo - pad, hi + pad, 10, integer=True)
+    x = _Scale(x_lo, x_hi, left, _WIDTH - right, log)
+    a_lo, a_hi, aticks = _nice_ticks(max(0.0, min(a for _, a in pts) - 0.01), max(a for _, a in pts) + 0.01, 5)
+    y = _Scale(a_lo, a_hi, height - bottom, top)
+    body = _axes(x, y, xticks, aticks, "anonymity level reached (smallest class over every part)",
+                 "inner CV accuracy", height)
+    steps = []
+    for i, (lv, acc) in enumerate(pts):
+        steps.append(f"{_n(x(lv))},{_n(y(acc))}")
+        if i + 1 < len(pts):
+            steps.append(f"{_n(x(pts[i + 1][0]))},{_n(y(acc))}")
+    body.append(f'<polyline class="line-blue" points="{" ".join(steps)}"/>')
+    for lv, acc in pts:
+        body.append(f'<circle class="dot-blue" cx="{_n(x(lv))}" cy="{_n(y(acc))}" r="4"><title>k reached '
+                    f"{_e(_fmt(lv))}: accuracy {acc:.4f}</title></circle>")
+    legend = [("sw-blue", "Pareto front: the most accurate partition reaching each k")]
+    if policy_k is not None and math.isfinite(policy_k):
+        tx = _n(x(policy_k))
+        body.append(f'<line class="threshold" x1="{tx}" x2="{tx}" y1="{_n(top)}" y2="{_n(y.px_lo)}"/>')
+        legend.append(("sw-threshold", f"policy k = {_fmt(policy_k)}"))
+    if k is not None:
+        cx = _n(x(k))
+        body.append(f'<line class="chosen" x1="{cx}" x2="{cx}" y1="{_n(top)}" y2="{_n(y.px_lo)}"/>')
+        legend.append(("sw-chosen", f"the release reaches k = {_fmt(k)}"))
+    return _svg(height, "Accuracy against k over the partitions searched", body), _legend(legend)
+
+
 def _per_class_svg(rows: list[tuple[str, float, float]]) -> tuple[str, str]:
     """(figure, legend): accuracy per class trained on the release (blue) and on the original rows (grey)."""
     left, right, top = 190, 60, 10
@@ -813,6 +852,10 @@ class _Page:
                    f"inner cross-validated accuracy of the chosen partition {fp.fitness:.4f}.</p>")
         if fp.pareto:
             out.append("<h3>Accuracy against k (Pareto front)</h3>")
+            svg, legend = _pareto_svg([(pt.k, pt.accuracy) for pt in fp.pareto], m.privacy.k, m.spec.privacy.k)
+            out.append(f"<figure>{svg}{legend}<figcaption>Every partition the genetic search evaluated, reduced to "
+                       "the non-dominated ones: no other partition reaches a larger k with at least the same "
+                       "accuracy (paper 001's multi-objective view).</figcaption></figure>")
             out.append(_table(("k reached", "inner CV accuracy", "subsets"),
                               [(_e(_fmt(pt.k)), f"{pt.accuracy:.4f}",
                                 _e(" | ".join(", ".join(s) for s in pt.subsets))) for pt in fp.pareto],
