@@ -549,6 +549,7 @@ def refused(result, code: int, root: Path, status: str, says: str) -> None:
     assert entry.status == status and says.split(":")[0] in entry.reason
 
 
+@pytest.mark.slow  # two CLI refusals through the flow (about 5 s); the same refusals are tested without Prefect above
 def test_refusals_publish_nothing_exit_with_their_code_and_are_audited(prefect_harness, tmp_path):
     spec = party_case(tmp_path, "fewer rows than k")  # refused by the party's own subflow
     root = tmp_path / "root"
