@@ -415,11 +415,46 @@ def report(
              "the regenerated report elsewhere", 2)
 
 
+def _validate_federated(folder: Path, as_json: bool) -> None:
+    """``validate --release`` on a federated naive Bayes model: its claims re-checked from the folder alone."""
+    import json
+
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.federated import recheck_model
+
+    try:
+        m, checks = recheck_model(folder)
+    except PpdpError as exc:
+        fail(f"error: {exc}", 2)
+    holds = all(c.holds for c in checks)
+    if as_json:
+        console.print_json(json.dumps({"release": str(folder), "release_id": m.release_id, "kind": m.kind,
+                                       "holds": holds, "claims": [{"name": c.name, "holds": c.holds,
+                                                                   "value": c.value, "note": c.note}
+                                                                  for c in checks]}))
+    else:
+        console.print(f"{folder}: federated naive Bayes model {m.release_id}, {m.rows} cells, "
+                      f"{len(m.parties)} parties", markup=False)
+        for c in checks:
+            value = "n/a" if c.value is None else f"{c.value:g}"
+            console.print(f"  {c.name:<26} {value:>10}  {'HOLDS' if c.holds else 'DOES NOT HOLD':<15} {c.note}",
+                          markup=False)
+    raise typer.Exit(0 if holds else 3)
+
+
 def _validate_release(folder: Path, original: Path | None, as_json: bool) -> None:
     import json
 
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.privacy.recheck import recheck_release
+
+    try:  # a federated model (ppdp federate) has its own manifest and claims
+        federated = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind") == \
+            "federated_naive_bayes"
+    except (OSError, ValueError, AttributeError):
+        federated = False  # recheck_release names the missing or unreadable manifest
+    if federated:
+        _validate_federated(folder, as_json)
 
     try:
         result = recheck_release(folder, original)

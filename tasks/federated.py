@@ -597,3 +597,56 @@ def publish_model(frame: pd.DataFrame, manifest: FederatedManifest, started: dat
     final, manifest, _ = publish_staged(manifest, lambda root: stage_model(frame, manifest, root), started,
                                         " (federated naive Bayes model)")
     return final, manifest
+
+
+# -- re-checking a published model (ppdp validate --release) -----------------------------------------------------
+@dataclass(frozen=True)
+class ModelCheck:
+    """One claim of a published federated model, re-checked from its folder alone."""
+
+    name: str
+    holds: bool
+    value: float | None
+    note: str
+
+
+def recheck_model(folder: str | os.PathLike[str]) -> tuple[FederatedManifest, list[ModelCheck]]:
+    """Re-check a published federated model from its folder alone (``ppdp validate --release``): the table is the
+    file the manifest hashes; every published count is 0 or at least ``min_count.k``; the flagged cells are
+    published as 0 and as many as the manifest says; and in every (class, attribute) row of a published class
+    count, what the suppressed cells add up to (the class count minus the row's published cells) is 0 or at
+    least k, so no suppressed count can be derived below k (the complementary suppression)."""
+    folder = Path(folder)
+    try:
+        manifest = FederatedManifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise InputError(f"{folder / 'manifest.json'} cannot be read as a federated model's manifest") from None
+    path = folder / "data.parquet"
+    try:
+        frame = pq.read_table(path).to_pandas()
+    except (OSError, ValueError, pa.ArrowException):
+        raise InputError(f"{path} cannot be read as Parquet") from None
+    layout = layout_of(manifest.spec)
+    counts = counts_from_table(frame, layout)
+    flagged = frame["suppressed"].to_numpy(dtype=bool)
+    k, n = manifest.min_count.k, len(layout.classes)
+    checks = [ModelCheck("integrity", file_sha256(path) == manifest.output_sha256, None,
+                         "SHA-256 of data.parquet equals the manifest's output_sha256")]
+    nonzero = counts[counts > 0]
+    smallest = int(nonzero.min()) if nonzero.size else None
+    checks.append(ModelCheck("min_count", smallest is None or smallest >= k, smallest,
+                             f"smallest published non-zero count, at least k = {k}"))
+    expected = manifest.min_count.suppressed_cells + manifest.min_count.complementary_cells
+    checks.append(ModelCheck("suppressed cells", int(flagged.sum()) == expected and not counts[flagged].any(),
+                             int(flagged.sum()), f"flagged cells published as 0, {expected} in the manifest"))
+    worst = None
+    for j in range(len(layout.attributes)):
+        block = layout.block(counts, j)
+        for c in range(n):
+            if counts[c] and not flagged[c]:
+                hidden = int(counts[c] - block[c].sum())
+                if 0 < hidden < k or hidden < 0:
+                    worst = hidden if worst is None else min(worst, hidden)
+    checks.append(ModelCheck("complementary suppression", worst is None, worst,
+                             f"every row's suppressed cells add up to 0 or at least k = {k}"))
+    return manifest, checks

@@ -588,3 +588,27 @@ def test_a_bad_spec_or_a_missing_party_file_costs_no_flow(tmp_path):
         result.output
     [entry] = audit.list_entries(tmp_path / "root")
     assert entry.status == "error" and entry.flow_run_id is None  # refused before any flow run
+
+
+def test_validate_release_rechecks_a_federated_model_from_its_folder(federation, tmp_path):
+    folder = tmp_path / "model"
+    shutil.copytree(federation["folder"], folder)
+    result = ppdp("validate", "--release", folder)
+    assert result.exit_code == 0, result.output
+    assert result.output.count("HOLDS") == 4 and "federated naive Bayes model" in result.output
+    # hide one (class, attribute, value) count as if suppressed, and claim a k above it: its value is then the
+    # class count minus the row's published cells, which the re-check must catch (as the data's changed hash)
+    table = pd.read_parquet(folder / "data.parquet")
+    cell = table.index[(table["attribute"].notna()) & (table["count"] > 0)][0]
+    hidden = int(table.loc[cell, "count"])
+    table.loc[cell, ["count", "suppressed"]] = [0, True]
+    table.to_parquet(folder / "data.parquet", index=False)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["min_count"].update(k=hidden + 1, suppressed_cells=1, complementary_cells=0)
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    result = ppdp("validate", "--release", folder)
+    assert result.exit_code == 3, result.output
+    failed = {line.split()[0] for line in result.output.splitlines() if "DOES NOT HOLD" in line}
+    assert {"integrity", "complementary"} <= failed, result.output
+    [flagged] = [line for line in result.output.splitlines() if line.strip().startswith("suppressed cells")]
+    assert "HOLDS" in flagged and "DOES NOT HOLD" not in flagged  # one flagged cell, published as 0, as claimed
