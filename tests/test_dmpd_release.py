@@ -199,3 +199,25 @@ def test_a_tuning_evaluation_measures_the_parts():
     strict = evaluate_value(Dmpd(population=8, generations=3, seed=1), "k", 12, train, test, roles, "j48",
                             policy=PrivacyThresholds(k=int(ev.privacy) + 1), check_policy=True)
     assert strict.meets_policy is False  # the smallest part class is below this policy's k
+
+
+def test_sensitive_gates_apply_to_the_parts_that_publish_a_sensitive_column():
+    from ppdp.schemas.privacy import PrivacyThresholds
+    from ppdp.tasks.privacy.parts import measure_parts
+
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame({"age": rng.choice(["a", "b"], n), "zip": rng.choice(["z1", "z2", "z3"], n),
+                          "diagnosis": rng.choice(["x", "y", "w"], n), "income": rng.choice(["lo", "hi"], n)})
+    roles = roles_for(frame, quasi_identifiers=["age", "zip"], sensitive=["diagnosis"], class_column="income")
+    policy = PrivacyThresholds(k=5, l=2)
+    with_sa = [("part-1", frame[["age", "diagnosis", "income"]], ["age"]),
+               ("part-2", frame[["zip", "income"]], ["zip"])]
+    combined, each = measure_parts(with_sa, roles, policy)
+    assert [sorted(c.name for c in r.claims) for r in each] == [["k", "l"], ["k"]]  # part-2 discloses no diagnosis
+    l_claim = next(c for c in combined.claims if c.name == "l")
+    assert l_claim.passed and l_claim.worst.startswith("part-1")
+    assert l_claim.value == frame.groupby("age")["diagnosis"].nunique().min()
+    none = [("part-1", frame[["age", "income"]], ["age"]), ("part-2", frame[["zip", "income"]], ["zip"])]
+    combined, _ = measure_parts(none, roles, policy)  # l set but no part publishes the sensitive column: fail closed
+    assert not next(c for c in combined.claims if c.name == "l").passed

@@ -64,11 +64,21 @@ def combine(reports: Sequence[tuple[str, PrivacyReport]]) -> PrivacyReport:
         "unit": "equivalence_class"}, deep=True)
 
 
+SENSITIVE_GATES = ("alpha", "l", "c", "t", "delta", "beta")
+"""Thresholds on a sensitive attribute's distribution in each class: a part that publishes no sensitive column
+discloses none, so they do not apply to it (as long as some part publishes one; otherwise they are measured on
+every part and fail closed)."""
+
+
 def measure_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles: Roles, policy: PrivacyThresholds,
                   hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None
                   ) -> tuple[PrivacyReport, list[PrivacyReport]]:
     """(the release's combined report, each part's report) for parts given as (name, table, quasi-identifiers)."""
-    each = [part_report(frame, qis, roles, policy, hierarchies, population) for _, frame, qis in parts]
+    sensitive = set(roles.names(Role.sensitive))
+    holds = [bool(sensitive & set(frame.columns)) for _, frame, _ in parts]
+    without = policy.model_copy(update=dict.fromkeys(SENSITIVE_GATES))
+    each = [part_report(frame, qis, roles, policy if has or not any(holds) else without, hierarchies, population)
+            for (_, frame, qis), has in zip(parts, holds)]
     return combine([(name, r) for (name, _, _), r in zip(parts, each)]), each
 
 
