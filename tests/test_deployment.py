@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,20 @@ def test_deployment_definition(tmp_path):
     [schedule] = dep.schedules
     assert schedule.schedule.cron == "15 1 * * 1" and schedule.schedule.timezone == "UTC"
     assert build_deployment().schedules[0].schedule.cron == "0 2 * * *"
+
+
+def test_federation_deployment_definition(tmp_path):
+    from ppdp.deployments import federate
+
+    spec = tmp_path / "federation.yaml"
+    dep = federate.build_deployment(spec_path=spec, cron="0 4 1 * *")
+    assert dep.name == federate.DEPLOYMENT_NAME
+    assert dep.entrypoint == "flows/federate.py:federate_flow"
+    assert dep.parameters == {"spec_path": str(spec.resolve()), "overrides": []}
+    [schedule] = dep.schedules
+    assert schedule.schedule.cron == "0 4 1 * *" and schedule.schedule.timezone == "UTC"
+    default = federate.build_deployment()
+    assert default.schedules[0].schedule.cron == "0 3 * * 1" and Path(default.parameters["spec_path"]).is_file()
 
 
 @pytest.mark.usefixtures("prefect_harness")
