@@ -147,6 +147,7 @@ def test_dask_release_publishes_the_thread_runners_data(workspace, local_cluster
     assert stored == [], f"Prefect persisted results: {stored}"
 
 
+@pytest.mark.slow  # a second cluster (about 3 s); the thread-vs-Dask release test stays in make test
 def test_a_cluster_given_by_address_and_a_refusal_inside_a_task_on_it(workspace):
     """``ppdp tune --runner dask=ADDRESS`` submits the evaluations to that cluster (an in-process one, with TCP
     between client, scheduler and worker, so every task and result is serialized); so does the flow as decorated

@@ -36,6 +36,7 @@ def test_federation_deployment_definition(tmp_path):
     assert default.schedules[0].schedule.cron == "0 3 * * 1" and Path(default.parameters["spec_path"]).is_file()
 
 
+@pytest.mark.slow  # a runner process polling the API (about 8 s); .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
 def test_triggered_run_executes_the_flow(workspace):
     from prefect.client.orchestration import get_client

@@ -201,6 +201,7 @@ def test_wide_keys_give_the_single_file_result(tmp_path):
     assert report_json(result.report) == report_json(single)
 
 
+@pytest.mark.slow  # a LocalCluster start (about 3 s); the serial path's equality tests stay in make test
 def test_dask_cluster_gives_the_serial_result(tmp_path):
     distributed = pytest.importorskip("distributed")
     rng = np.random.default_rng(5)
