@@ -16,8 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from prefect.schedules import Cron
-
+from ppdp.deployments.release import scheduled
 from ppdp.flows.federate import federate_flow
 
 REPO = Path(__file__).resolve().parents[1]
@@ -29,15 +28,10 @@ DEPLOYMENT_NAME = "scheduled-federation"
 def build_deployment(spec_path: str | os.PathLike[str] | None = None, cron: str | None = None,
                      name: str = DEPLOYMENT_NAME):
     """The federation flow as a deployment with a cron schedule (UTC) and the spec path as a parameter."""
-    spec = Path(spec_path or os.environ.get("PPDP_SPEC") or DEFAULT_SPEC).resolve()
-    return federate_flow.to_deployment(
-        name=name,
-        schedules=[Cron(cron or os.environ.get("PPDP_CRON") or DEFAULT_CRON, timezone="UTC")],
-        parameters={"spec_path": str(spec), "overrides": []},
-        description="Scheduled federated naive Bayes (ppdp): parties' counts summed through two mixers, "
-                    "minimum-count rule, publish, audit.",
-        tags=["ppdp", "federated"],
-    )
+    return scheduled(federate_flow, name, spec_path or os.environ.get("PPDP_SPEC") or DEFAULT_SPEC,
+                     cron or os.environ.get("PPDP_CRON") or DEFAULT_CRON,
+                     "Scheduled federated naive Bayes (ppdp): parties' counts summed through two mixers, "
+                     "minimum-count rule, publish, audit.", ["ppdp", "federated"])
 
 
 def main() -> None:

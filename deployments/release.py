@@ -29,14 +29,17 @@ DEPLOYMENT_NAME = "scheduled-release"
 def build_deployment(spec_path: str | os.PathLike[str] | None = None, cron: str | None = None,
                      name: str = DEPLOYMENT_NAME):
     """The release flow as a deployment with a cron schedule (UTC) and the spec path as a parameter."""
-    spec = Path(spec_path or os.environ.get("PPDP_SPEC") or DEFAULT_SPEC).resolve()
-    return release_flow.to_deployment(
-        name=name,
-        schedules=[Cron(cron or os.environ.get("PPDP_CRON") or DEFAULT_CRON, timezone="UTC")],
-        parameters={"spec_path": str(spec), "overrides": []},
-        description="Scheduled privacy-preserving release (ppdp): sanitize, validate, publish, audit.",
-        tags=["ppdp"],
-    )
+    return scheduled(release_flow, name, spec_path or os.environ.get("PPDP_SPEC") or DEFAULT_SPEC,
+                     cron or os.environ.get("PPDP_CRON") or DEFAULT_CRON,
+                     "Scheduled privacy-preserving release (ppdp): sanitize, validate, publish, audit.", ["ppdp"])
+
+
+def scheduled(flow, name: str, spec_path: str | os.PathLike[str], cron: str, description: str, tags: list[str]):
+    """``flow`` as a deployment with a cron schedule (UTC) and the spec path as its parameter (no overrides)."""
+    spec = Path(spec_path).resolve()
+    return flow.to_deployment(name=name, schedules=[Cron(cron, timezone="UTC")],
+                              parameters={"spec_path": str(spec), "overrides": []}, description=description,
+                              tags=tags)
 
 
 def main() -> None:
