@@ -681,9 +681,10 @@ def _check_release_folder(root: Path, row: dict, rel: str, folder: Path) -> list
         except OSError as exc:
             out.append(f"{rel}/{name}: {label}: unreadable ({exc.strerror or type(exc).__name__})")
     part_files = sorted(name for name in signed if is_part_file(name))
-    data_files = ["data.parquet"] if "data.parquet" in signed or not part_files else part_files
-    expected = signed.get("data.parquet") if "data.parquet" in signed or not part_files else parts_digest(
-        [(name, signed[name]) for name in part_files])  # a partitioned release (DMPD): a digest of its parts
+    if "data.parquet" in signed or not part_files:
+        data_files, expected = ["data.parquet"], signed.get("data.parquet")
+    else:  # a partitioned release (DMPD): output_sha256 is a digest of its parts
+        data_files, expected = part_files, parts_digest([(name, signed[name]) for name in part_files])
     if expected != row.get("output_sha256"):
         out.append(f"{DB_NAME}: {label}: the signed file list and output_sha256 disagree")
     out.extend(_check_manifest(folder, row, rel, label, intact="manifest.json" in intact))

@@ -144,9 +144,8 @@ def render_report(folder: Path) -> str:
         The folder, its manifest or its table is missing or cannot be read (one line naming the file).
     """
     folder = Path(folder)
-    manifest, frame, data_sha = load_release(folder)
+    manifest, frame, data = load_release(folder)  # data: each data file's SHA-256, hashed once
     tables = load_parts(folder, manifest) if manifest.parts else {}
-    data = {p.file: file_sha256(folder / p.file) for p in manifest.parts} if tables else {"data.parquet": data_sha}
     files = {**data, **{name: file_sha256(folder / name) for name in ("manifest.json", "tuning.png", "pareto.png")
                         if (folder / name).is_file()}}
     return _Page(manifest, frame, files, tables).render()

@@ -69,8 +69,10 @@ def _same(a: float | None, b: float | None) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, str]:
-    """The manifest, the published table and the table's SHA-256 (one-line errors naming the file)."""
+def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, dict[str, str]]:
+    """The manifest, the published table and the SHA-256 of each data file: ``data.parquet``, or a partitioned
+    release's part files in part order (its table is then empty: :func:`load_parts`). One-line errors name the
+    file."""
     from ppdp.tasks.ingest import file_sha256
 
     folder = Path(folder)
@@ -81,13 +83,10 @@ def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, str]:
         manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError, UnicodeDecodeError):
         raise InputError(f"{manifest_path} cannot be read as a ppdp manifest") from None
-    if manifest.parts:  # a partitioned release: the tables are its parts (load_parts); the digest of their files
-        from ppdp.tasks.layout import parts_digest
-
-        return manifest, pd.DataFrame(), parts_digest([(p.file, file_sha256(_part_path(folder, p.file)))
-                                                       for p in manifest.parts])
+    if manifest.parts:  # a partitioned release: the tables are its parts (load_parts)
+        return manifest, pd.DataFrame(), {p.file: file_sha256(_part_path(folder, p.file)) for p in manifest.parts}
     data_path = folder / "data.parquet"
-    return manifest, _read_parquet(data_path), file_sha256(data_path)
+    return manifest, _read_parquet(data_path), {"data.parquet": file_sha256(data_path)}
 
 
 def _part_path(folder: Path, name: str) -> Path:
@@ -198,9 +197,10 @@ def _equal_column(a: pd.Series, b: pd.Series) -> bool:
 
 def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     """Re-check every claim of the release in ``folder`` (see the module docstring)."""
-    manifest, frame, sha = load_release(folder)
+    manifest, frame, hashes = load_release(folder)
     if manifest.parts:
-        return _recheck_parts(Path(folder), manifest, sha)
+        return _recheck_parts(Path(folder), manifest, hashes)
+    sha = hashes["data.parquet"]
     checks: list[ClaimCheck] = []
     if manifest.output_sha256 is not None and sha != manifest.output_sha256:
         integrity = Claim(name="integrity", measure="SHA-256 of data.parquet equals the manifest's output_sha256",
@@ -271,18 +271,18 @@ def _verdict(claim: Claim, again: Claim | None, note: str) -> ClaimCheck:
     return ClaimCheck(claim, "holds", again.value, note)
 
 
-def _recheck_parts(folder: Path, manifest: Manifest, digest: str) -> ReleaseCheck:
+def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str]) -> ReleaseCheck:
     """A partitioned release (DMPD): each part's claims re-measured on its own file (named ``part-1: k``), then
     the release's claims (the worst part), all with the functions the release flow used
-    (:func:`ppdp.tasks.privacy.parts.measure_parts`)."""
-    from ppdp.tasks.ingest import file_sha256
+    (:func:`ppdp.tasks.privacy.parts.measure_parts`). ``hashes``: each part file's SHA-256."""
+    from ppdp.tasks.layout import parts_digest
     from ppdp.tasks.privacy.parts import measure_parts
 
     checks: list[ClaimCheck] = []
-    if manifest.output_sha256 is not None and digest != manifest.output_sha256:
+    if manifest.output_sha256 is not None and parts_digest(list(hashes.items())) != manifest.output_sha256:
         integrity = Claim(name="integrity", measure="SHA-256 of the part files equals the manifest's",
                           value=None, threshold=0.0, passed=True)
-        bad = [p.file for p in manifest.parts if file_sha256(folder / p.file) != p.sha256]
+        bad = [p.file for p in manifest.parts if hashes[p.file] != p.sha256]
         checks.append(ClaimCheck(integrity, "does not hold", None,
                                  f"{', '.join(bad) or 'the parts'} not the file(s) the manifest describes (claims "
                                  "below are re-measured on the files as they are)"))

@@ -133,15 +133,11 @@ class Dmpd(Sanitizer):
         numeric = [kinds.get(c) is ColumnKind.numeric for c in features]
         y_labels, y = np.unique(frame[cls].astype(str).to_numpy(), return_inverse=True)
         frame, suppressed = _suppress_rare(frame, [c for c, is_num in zip(features, numeric) if not is_num], k)
-        empty_features = [c for c in features if frame[c].isna().all()]  # nothing to publish: never in a part
-        if empty_features:
-            keep = [i for i, c in enumerate(features) if c not in empty_features]
-            every = features
-            features, numeric = [features[i] for i in keep], [numeric[i] for i in keep]
-            if not features:
-                raise ReleaseRejected(f"dmpd: every feature holds only values seen fewer than k={k} times", ["k"])
-        else:
-            every = features
+        every = features  # a feature left with no value has nothing to publish: never in a part
+        keep = [i for i, c in enumerate(features) if frame[c].notna().any()]
+        features, numeric = [features[i] for i in keep], [numeric[i] for i in keep]
+        if not features:
+            raise ReleaseRejected(f"dmpd: every feature holds only values seen fewer than k={k} times", ["k"])
         view = _numeric_view(frame, features, numeric)
         recoding = core.Recoding.fit(view, y, features, numeric, min_count=k)
         codes = recoding.codes(view)
