@@ -270,14 +270,18 @@ def test_cli_bad_folders(tmp_path, folder):
     _one_line_error(ppdp("validate", other, "--qi", "zip"), "c.parquet: not a readable Parquet file")
 
 
+PLANTED_ZIP = "Zq9-zip-417"
+
+
 def test_cli_schema_mismatch_names_file_and_column(folder):
-    pd.DataFrame({"zip": ["333"], "age": [30.5], "disease": ["SECRET"]}).to_parquet(folder / "p2.parquet")
+    # a planted cell value that no temporary path can contain (pytest numbers its folders: pytest-333)
+    pd.DataFrame({"zip": [PLANTED_ZIP], "age": [30.5], "disease": ["SECRET"]}).to_parquet(folder / "p2.parquet")
     result = ppdp("validate", folder, "--qi", "zip", "--sa", "disease")
     _one_line_error(result, "p2.parquet: column 2 ('age') has type double, int64 in the first file")
-    assert "333" not in result.output and "SECRET" not in result.output
-    pd.DataFrame({"zip": ["333"], "years": [30], "disease": ["SECRET"]}).to_parquet(folder / "p2.parquet")
+    assert PLANTED_ZIP not in result.output and "SECRET" not in result.output
+    pd.DataFrame({"zip": [PLANTED_ZIP], "years": [30], "disease": ["SECRET"]}).to_parquet(folder / "p2.parquet")
     _one_line_error(ppdp("validate", folder, "--qi", "zip"), "p2.parquet: column 2 ('years') is column 2 ('age')")
-    pd.DataFrame({"zip": ["333"], "age": [30]}).to_parquet(folder / "p2.parquet")
+    pd.DataFrame({"zip": [PLANTED_ZIP], "age": [30]}).to_parquet(folder / "p2.parquet")
     _one_line_error(ppdp("validate", folder, "--qi", "zip"), "p2.parquet: lacks column 3 ('disease')")
 
 
