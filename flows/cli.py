@@ -105,6 +105,7 @@ def run(
             internal_error(exc, debug)
     console.print(f"published release {result.release_id}")
     console.print(f"  folder        {result.folder}")
+    _print_verdict(result.floor, result.attacker_view)
     console.print(f"  unit          {result.unit}" + (f", k = {result.k}" if result.k is not None else ""))
     if result.tuned:
         console.print(f"  tuned         {result.tuned}: {result.tuning_rule}", markup=False)
@@ -125,6 +126,24 @@ def run(
                       f"{wall - work:.2f} s beyond them (Python start-up not included)", markup=False)
     if result.report:
         console.print(f"  report        {result.report}", markup=False)
+
+
+def _print_verdict(floor, view) -> None:
+    """The two-part verdict and the attacker's view, first in the summary (shares and counts only)."""
+    from ppdp.tasks.privacy.attacker import describe_floor_claim, protection_sentence, view_lines
+
+    if floor is not None and floor.accepted is not None:
+        a = floor.accepted
+        console.print(f"  verdict       policy holds; BELOW THE SAFETY FLOOR, published on purpose: {a.reason} "
+                      f"(approved by {a.approved_by})", markup=False)
+    elif floor is not None:
+        console.print("  verdict       policy holds; safety floor holds", markup=False)
+    if view is not None:
+        console.print(f"  protects      {protection_sentence(view)}", markup=False)
+        for i, line in enumerate(view_lines(view)):
+            console.print(f"  {'attacker' if i == 0 else '':<13} {line}", markup=False)
+    for c in floor.claims if floor is not None else ():
+        console.print(f"  floor         {describe_floor_claim(c)}  {'holds' if c.passed else 'FAILS'}", markup=False)
 
 
 @app.command()
@@ -314,8 +333,9 @@ def validate(
                                        "on this Dask scheduler (tcp://host:8786), or 'local' for a LocalCluster"),
 ) -> None:
     """Check any table (a CSV or Parquet file, or a folder of Parquet files: a partitioned table), or re-check a
-    published release's claims (--release DIR [--original PATH]): exit 0 if every gate or claim holds, 3 if one
-    does not, 4 if a release claim needs --original, 2 on bad input."""
+    published release's claims and safety floor (--release DIR [--original PATH]): exit 0 if every gate or claim
+    holds, 3 if one does not, 5 if the release was published below the safety floor on purpose, 4 if a release
+    claim needs --original, 2 on bad input."""
     import json
 
     if release is not None:
@@ -341,6 +361,9 @@ def validate(
         )
     except ValidationError as exc:
         fail(f"error: --{format_validation_error(exc).replace('_', '-')}", 2)
+    vacuous = thresholds.vacuous_gates()
+    if vacuous:
+        fail(f"error: --{vacuous[0].replace('_', '-')}: a gate no table can fail checks nothing", 2)
     hierarchies = {}
     for item in hierarchy:
         name, eq, path = item.partition("=")
@@ -464,6 +487,8 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool) -> Non
     if as_json:
         console.print_json(json.dumps({
             "release": str(folder), "release_id": m.release_id, "unit": m.unit, "holds": result.holds,
+            "below_floor": result.below_floor.model_dump(mode="json") if result.below_floor else None,
+            "exit_code": result.exit_code,
             "claims": [{**c.claim.model_dump(mode="json"), "verdict": c.verdict, "rechecked_value": c.value,
                         "note": c.note} for c in result.checks]}))
     else:
@@ -471,6 +496,13 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool) -> Non
                       + (f", group column {m.group_column}" if m.group_column else "")
                       + (f", {len(m.parts)} tables ({', '.join(p.file for p in m.parts)})" if m.parts else ""),
                       markup=False)
+        below = result.below_floor
+        if below is not None:
+            console.print(f"  PUBLISHED BELOW THE SAFETY FLOOR on purpose: {below.reason} (approved by "
+                          f"{below.approved_by}); failed: {'; '.join(below.failed)}", markup=False)
+        elif m.privacy.floor is None:
+            console.print("  made before the safety floor: its figures are re-measured below as new claims",
+                          markup=False)
         for c in result.checks:
             value = "n/a" if c.claim.value is None else f"{c.claim.value:.6g}"
             console.print(f"  {c.claim.name:<22} {value:>10} {c.claim.comparison} {c.claim.threshold:<8g} "

@@ -37,6 +37,7 @@ from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.blas import one_blas_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import pareto_plot_png, tuning_plot_png
+from ppdp.tasks.privacy import judge
 from ppdp.tasks.privacy.validate import privacy_checks
 from ppdp.tasks.sanitize.registry import build_sanitizer, method_class, run_method
 
@@ -158,22 +159,40 @@ protect_identifiers = step(tag.protect_identifiers, "protect-identifiers",
                            lambda p: f"{len(p['roles'].identifiers)} identifiers, {p['policy'].action}")
 merge_rare = step(rare.merge_rare_categories, "merge-rare-categories", lambda p: f"k={_value(p['k'])}")
 hold_out = step(utility.split_holdout, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
+merge_rare_published = step(rare.merge_rare_on_published, "merge-rare-on-published",
+                            lambda p: f"k={_value(p['k'])}, {len(p['train']):,} rows published")
+join_rows = step(utility.join_rows, "join-rows")
 evaluate = step(tune.evaluate_value, "evaluate", lambda p: f"{p['parameter']}={_value(p['value'])}")
 search_lattice = step(tune.search_lattice, "search-lattice",
                       lambda p: f"{len(p['roles'].quasi_identifiers)} quasi-identifiers, {len(p['frame']):,} rows")
 sanitize = step(run_method, "sanitize", lambda p: f"{_sanitizer_settings(p['sanitizer'])}, {len(p['frame']):,} rows")
 measure_privacy = step(privacy_checks, "validate-privacy", lambda p: f"unit {p['release'].unit}")
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
+promote_columns = step(judge.promote_counted_columns, "promote-columns")
 split_release = step(utility.split_release, "split-release")
 check_utility = step(utility.evaluate_utility, "check-utility", lambda p: p["spec"].classifier)
 check_parts_utility = step(utility.evaluate_parts_utility, "check-utility",
                            lambda p: f"{p['spec'].classifier} per part, {len(p['release'].parts)} parts")
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
+name_classes = step(utility.name_classes, "name-classes")
 check_output = step(publish.check_output, "check-output", lambda p: f"{_rows(p['release']):,} rows")
 build_manifest = step(publish.build_manifest, "build-manifest", lambda p: p["release_id"])
 write_release = step(publish.publish_release, "publish", lambda p: p["manifest"].release_id)
 plot_tuning = step(tuning_plot_png, "plot-tuning", lambda p: f"{len(p['trace'].evaluations)} evaluations")
 plot_pareto = step(pareto_plot_png, "plot-pareto", lambda p: f"{len(p['partition'].pareto)} points")
+
+
+def submit_utility(spec: ReleaseSpec, release, roles, train, test, protected, every_row: bool):
+    """Submit the utility check that fits the release: one classifier per published table (a partitioned release,
+    paper 001's Procedure 3), the published table itself (every-row releases: its rows of the training split
+    against its held-out rows), or the release against the held-out original rows."""
+    if release.parts:
+        return check_parts_utility.submit(train, release, test, roles, spec.utility, spec.seed)
+    if every_row:
+        published_train, published_test = split_release(release, protected, roles.class_column,
+                                                        spec.utility.test_fraction, spec.seed)
+        return check_utility.submit(train, published_train, test, roles, spec.utility, spec.seed, published_test)
+    return check_utility.submit(train, release.frame, test, roles, spec.utility, spec.seed)
 
 
 def _rows(release) -> int:
@@ -192,9 +211,13 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
                 len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
                 "declared" if roles.class_column else "none")
     protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
-    generalizes = method_class(spec.method.name).generalizes  # its quasi-identifiers: classes of >= k by design
-    protected, rare_report = merge_rare(protected, roles, spec.rare_k, roles.quasi_identifiers if generalizes else ())
+    cls = method_class(spec.method.name)
+    skip = roles.rare_rule_skip if cls.generalizes else ()  # its quasi-identifiers: classes of >= k by design
+    protected, rare_report = merge_rare(protected, roles, spec.rare_k, skip)
     train, test = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    if not cls.covers_every_row:  # only the training rows are published: count again on them
+        train, test, rare_report = merge_rare_published(train, test, roles, spec.rare_k, rare_report, skip)
+        protected = join_rows(train, test)
     return ingest_report, roles, rare_report, protected.reset_index(drop=True), train, test
 
 
@@ -298,29 +321,30 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         ingest_report, roles, rare_report, protected, train, test = prepare(spec, logger)
         known["input_sha256"] = ingest_report.input_sha256
         every_row = method_class(spec.method.name).covers_every_row
-        sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
-        logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
         # a recoding (generalization) publishes every input row; the other methods publish the training rows (the
         # held-out rows are never sanitized nor published)
         source = protected if every_row else train
-        release, method = sanitize(sanitizer, source, roles)
-        logger.info("[5/%d] sanitize: %d records%s, unit %s (%.2fs)", STEPS, _rows(release),
-                    f" in {len(release.parts)} tables" if release.parts else "", release.unit, method.seconds)
-        # privacy and utility are measured in parallel (submitted tasks: Dask tasks on a Dask runner); the privacy
-        # gates are enforced first, as before
-        measured = measure_privacy.submit(source, release, roles, spec)
-        if release.parts:  # one classifier per published table, combined (paper 001's Procedure 3)
-            checked = check_parts_utility.submit(train, release, test, roles, spec.utility, spec.seed)
-        elif every_row:  # utility on the published table: its rows of the training split against its held-out rows
-            published_train, published_test = split_release(release, protected, roles.class_column,
-                                                            spec.utility.test_fraction, spec.seed)
-            checked = check_utility.submit(train, published_train, test, roles, spec.utility, spec.seed,
-                                           published_test)
-        else:
-            checked = check_utility.submit(train, release.frame, test, roles, spec.utility, spec.seed)
-        privacy = enforce_privacy(measured.result())
+        for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
+            sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
+            logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
+            release, method = sanitize(sanitizer, source, roles)
+            logger.info("[5/%d] sanitize: %d records%s, unit %s (%.2fs)", STEPS, _rows(release),
+                        f" in {len(release.parts)} tables" if release.parts else "", release.unit, method.seconds)
+            # privacy and utility are measured in parallel (submitted tasks: Dask tasks on a Dask runner); the
+            # privacy gates are enforced first
+            measured = measure_privacy.submit(source, release, roles, spec, protected)
+            checked = submit_utility(spec, release, roles, train, test, protected, every_row)
+            report = measured.result()
+            promoted = promote_columns(roles, report, spec.privacy) if attempt == 1 else None
+            if promoted is None:
+                break
+            logger.info("[6/%d] privacy: %s published beside the quasi-identifiers split the classes an attacker "
+                        "sees: made quasi-identifier(s), tuning and sanitizing again", STEPS,
+                        ", ".join(t.name for t in promoted.columns if t.role != roles.get(t.name).role))
+            roles = promoted
+        privacy = enforce_privacy(report)
         logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
-        util = enforce_utility(checked.result())
+        util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
         for d in util.delta_r:
             logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
@@ -343,7 +367,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
             report=str(folder / "report.html"),  # publish writes it (or refuses)
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
-            accuracy_original=util.accuracy_original, claims=privacy.claims,
+            accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
+            floor=privacy.floor,
             tuning_rule=trace.rule, tuned=None if trace.parameter is None else
             f"{trace.parameter}={trace.chosen if trace.lattice is None else dict(trace.lattice.node)}",
             per_class={c.label: c.sanitized for c in util.per_class},

@@ -16,14 +16,16 @@ local Dask cluster); ``ppdp.federate(spec_path)`` runs a federated naive Bayes r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.privacy import PrivacyThresholds
-from ppdp.schemas.reports import ColumnTag, PrivacyReport, Roles
+from ppdp.schemas.privacy import PrivacyPolicy, PrivacyThresholds
+from ppdp.schemas.reports import ColumnTag, PrivacyReport, RareCategoryReport, Roles
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 
@@ -58,19 +60,96 @@ def roles_for(frame: pd.DataFrame, *, quasi_identifiers: list[str], class_column
     return Roles(columns=tags)
 
 
-def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identifiers: list[str],
-             class_column: str | None = None, sensitive: list[str] | tuple[str, ...] = (), seed: int = 0,
+@dataclass(frozen=True)
+class SanitizedRelease(Release):
+    """What :func:`sanitize` returns: the method's :class:`~ppdp.tasks.sanitize.base.Release` (``frame``, ``unit``,
+    ``treatments``, ...), with what was done before and found after it.
+
+    Attributes
+    ----------
+    roles : Roles
+        Every input column's role, treatment and reason (declared, or tagged as ``ppdp run`` tags).
+    rare : RareCategoryReport
+        What the rare-value rule merged or suppressed (counts only).
+    privacy : PrivacyReport
+        The attacker's view (``privacy.attacker_view``) and the safety floor (``privacy.floor``).
+    source : DataFrame
+        The rows the method was given (identifiers dropped or pseudonymized, rare values merged): the ``original``
+        that :func:`validate` compares the release with.
+    """
+
+    roles: Roles | None = None
+    rare: RareCategoryReport | None = None
+    privacy: PrivacyReport | None = None
+    source: pd.DataFrame | None = None
+
+
+def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identifiers: list[str] | None = None,
+             class_column: str | None = None, sensitive: list[str] | tuple[str, ...] = (),
+             identifiers: list[str] | tuple[str, ...] = (), identifier_action: str = "drop",
+             pseudonym_key: bytes | None = None, roles: Roles | None = None, seed: int = 0,
              kinds: dict[str, str] | None = None, orders: dict[str, list[str]] | None = None,
-             **params: Any) -> Release:
-    """Sanitize ``frame`` with a registered method; ``params`` are the method's parameters (e.g. ``k=5``,
-    ``variant="class_wise"``, ``scale=0.3``). Returns the :class:`~ppdp.tasks.sanitize.base.Release` (its
-    ``frame``, ``unit``, ``treatments`` and group bookkeeping)."""
+             accept_below_floor: dict[str, str] | None = None, **params: Any) -> SanitizedRelease:
+    """Sanitize ``frame`` with a registered method, as safely as ``ppdp run`` does: every column is tagged (the
+    named ones as named, the others detected: direct identifiers by name or values, quasi-identifiers by name or
+    re-identification contribution, undeclared free text or identifier-shaped text dropped), identifiers are
+    dropped (``identifier_action="pseudonymize"`` with ``pseudonym_key``: keyed pseudonyms), no categorical value
+    seen fewer than k times is kept (k: the method's ``k``, else 2), the method runs, and the release is measured
+    as an attacker sees it and held to the safety floor. A release below the floor raises
+    :class:`~ppdp.tasks.core.errors.ReleaseRejected` naming the figure, unless ``accept_below_floor={"reason":
+    ..., "approved_by": ...}``.
+
+    ``roles`` (a :class:`~ppdp.schemas.reports.Roles`, e.g. from :func:`roles_for`) replaces the tagging: the
+    columns are taken as given (identifiers are still dropped, rare values merged, the floor measured).
+    ``params`` are the method's parameters (``k=12``, ``variant="class_wise"``, ``scale=0.3``). Returns a
+    :class:`SanitizedRelease`.
+    """
+    from ppdp.schemas.privacy import AcceptBelowFloor
+    from ppdp.schemas.spec import ColumnSpec, IdentifierPolicy, TaggingSpec
+    from ppdp.tasks import rare as rare_rule
+    from ppdp.tasks.gates import enforce_floor
+    from ppdp.tasks.tag import protect_identifiers, tag_frame
+
     cls = methods().get(method)
     if cls is None:
         raise ValueError(f"unknown method {method!r}: expected one of {', '.join(sorted(methods()))}")
-    roles = roles_for(frame, quasi_identifiers=quasi_identifiers, class_column=class_column, sensitive=sensitive,
-                      kinds=kinds, orders=orders)
-    return cls(**params, seed=seed).sanitize(frame, roles)
+    if roles is None:
+        declared = {**{q: ColumnSpec(role=Role.quasi_identifier) for q in quasi_identifiers or []},
+                    **{s: ColumnSpec(role=Role.sensitive) for s in sensitive},
+                    **{i: ColumnSpec(role=Role.identifier) for i in identifiers},
+                    **({class_column: ColumnSpec(role=Role.class_)} if class_column else {})}
+        missing = [n for n in declared if n not in frame.columns]
+        if missing:
+            raise KeyError(f"column '{missing[0]}' is not in the frame")
+        for name, kind in (kinds or {}).items():
+            declared[name] = (declared.get(name) or ColumnSpec(role=Role.other)).model_copy(
+                update={"kind": ColumnKind(kind)})
+        for name, order in (orders or {}).items():
+            declared[name] = ColumnSpec(role=(declared[name].role if name in declared else Role.other),
+                                        order=list(order))
+        roles = tag_frame(frame, declared, TaggingSpec(), identifier_action)
+    policy = IdentifierPolicy(action=identifier_action)  # type: ignore[arg-type]
+    protected = protect_identifiers(frame, roles, policy, pseudonym_key).reset_index(drop=True)
+    k = int(params.get("k") or 2)
+    skip = roles.rare_rule_skip if cls.generalizes else ()
+    source, rare = rare_rule.merge_rare_categories(protected, roles, k, skip)
+    source = source.reset_index(drop=True)
+    release = cls(**params, seed=seed).sanitize(source, roles)
+    accept = AcceptBelowFloor(**accept_below_floor) if accept_below_floor is not None else None
+    thresholds = PrivacyPolicy(accept_below_floor=accept)
+    if release.parts:
+        from ppdp.tasks.privacy.parts import measure_release_parts
+
+        report, each = measure_release_parts(release, roles, thresholds, protected=cls.protected_columns(roles))
+        report._parts = each
+    else:
+        from ppdp.tasks.privacy.judge import judge_release
+
+        report = judge_release(source, release, roles, thresholds, protects=cls.protects,
+                               protected=cls.protected_columns(roles), seed=seed, everything=source, attack_queries=0)
+    enforce_floor(report)  # raises naming the floor's failed figures
+    fields = {f.name: getattr(release, f.name) for f in dataclass_fields(Release)}
+    return SanitizedRelease(**fields, roles=roles, rare=rare, privacy=report, source=source)
 
 
 def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: list[str] | None = None,
@@ -86,6 +165,14 @@ def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: li
     from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table
 
     policy = PrivacyThresholds(**thresholds)
+    vacuous = policy.vacuous_gates()
+    if vacuous:
+        raise ValueError(f"{vacuous[0]}: a gate no table can fail checks nothing")
+    if isinstance(data, SanitizedRelease) and data.source is not None and data.roles is not None:
+        # what ppdp.sanitize gave the method, with the roles it used: the rows the release stands for
+        report = measure_release(data.source, data, data.roles, thresholds=policy, seed=seed, attack_queries=attack)
+        return check_gates(report.model_copy(update={"attacker_view": data.privacy.attacker_view
+                                                     if data.privacy else None}), policy)
     if isinstance(data, Release):
         if original is None:
             raise ValueError("validating a Release needs the original frame it was made from (original=...)")

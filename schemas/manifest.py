@@ -10,9 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Treatment, Unit
 from ppdp.schemas.reports import (
+    AttackerView,
     Claim,
     ExpectationOutcome,
     FeaturePartition,
+    FloorReport,
     IngestReport,
     MethodRecord,
     PrivacyReport,
@@ -205,6 +207,8 @@ class ReleaseResult(BaseModel):
     unit: str | None = None
     k: int | None = None
     claims: list[Claim] = Field(default_factory=list, description="the privacy claims of the release")
+    attacker_view: AttackerView | None = Field(None, description="the release as an attacker sees it")
+    floor: FloorReport | None = Field(None, description="the safety floor and whether the release meets it")
     tuned: str | None = Field(None, description="parameter=value chosen by the tuning step")
     tuning_rule: str | None = Field(None, description="why the tuning step chose that value, in one line")
     linkage_risk: float | None = None

@@ -26,6 +26,27 @@ Unit = Literal["equivalence_class", "generating_group", "record"]
 
 UNITS: tuple[Unit, ...] = ("equivalence_class", "generating_group", "record")
 
+Protection = Literal["identity", "attribute"]
+"""What a method protects, which decides the rows of the safety floor a release is held to
+(:data:`ppdp.schemas.privacy.FLOOR`):
+
+* ``identity``: who is in which published row is hidden, by classes or groups of records (``equivalence_class``,
+  ``generating_group``) or record by record (``record``: perturbed or generated rows);
+* ``attribute``: identities stay visible (the quasi-identifiers are published as they are, as the perturbation
+  tree and SAP do); what is hidden is the sensitive value (the perturbation tree's confidential attributes; SAP's
+  class, which its scenario S2 treats as the sensitive value).
+"""
+
+IdentityBy = Literal["classes", "groups", "records", "none"]
+"""How a release hides identities: equivalence classes, generating groups, record by record, or not at all."""
+
+
+def identity_by(protects: Protection, unit: Unit) -> IdentityBy:
+    """How a method that protects ``protects`` with privacy unit ``unit`` hides identities."""
+    if protects != "identity":
+        return "none"
+    return {"equivalence_class": "classes", "generating_group": "groups", "record": "records"}[unit]  # type: ignore[return-value]
+
 GROUP_COLUMN = "ppdp_group"
 """The column a generating-group release publishes: each row's group id (numbered in order of appearance in
 the published table), so that a third party can re-check k as the smallest group."""

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from ppdp.schemas.base import StrictModel
-from ppdp.schemas.methods import Unit
+from ppdp.schemas.methods import IdentityBy, Unit
 
 
 class PrivacyThresholds(StrictModel):
@@ -67,6 +67,11 @@ class PrivacyThresholds(StrictModel):
     min_vd: float | None = Field(
         None, ge=0, description="record unit: paper 004's value difference ||A - A'||_F / ||A||_F over the numeric "
                                 "attributes must reach this")
+    max_disclosure_gain: float | None = Field(
+        None, ge=0, le=1, description="every unit: the attacker's attribute disclosure (share of published records "
+        "whose sensitive value an attacker holding their quasi-identifiers learns: exactly for categories, within "
+        "the stated tolerance for numbers) may exceed the best constant guess by at most this (0 to 1); measured "
+        "where a published row stands for an input record")
 
     @model_validator(mode="after")
     def _variants(self) -> PrivacyThresholds:
@@ -76,15 +81,66 @@ class PrivacyThresholds(StrictModel):
             raise ValueError("privacy.max_journalist_risk needs privacy.population (a population table)")
         return self
 
+    def vacuous_gates(self) -> list[str]:
+        """The gates set to a threshold that no table can fail, each as ``key value: why``."""
+        out = []
+        bounds = ("max_prosecutor_risk", "max_average_risk", "max_records_at_risk", "max_marketer_risk",
+                  "max_sample_uniques", "max_journalist_risk", "max_linkage_risk", "max_disclosure_gain")
+        for key in bounds:
+            value = getattr(self, key)
+            if value is not None and value >= 1:
+                out.append(f"{key} = {value:g} can never fail (a share or risk is never above 1)")
+        if self.max_records_at_risk is not None and self.risk_threshold >= 1:
+            out.append(f"max_records_at_risk with risk_threshold = {self.risk_threshold:g} can never fail (no record's "
+                       "risk is above 1)")
+        if self.t is not None and self.t >= 1:
+            out.append(f"t = {self.t:g} can never fail (an Earth Mover's Distance is never above 1)")
+        if self.alpha is not None and self.alpha >= 1:
+            out.append(f"alpha = {self.alpha:g} can never fail (a share is never above 1)")
+        for key in ("min_dcr", "min_vd"):
+            value = getattr(self, key)
+            if value is not None and value <= 0:
+                out.append(f"{key} = {value:g} can never fail (a distance is never below 0)")
+        return out  # k and l of 1 are refused by their fields (at least 2)
+
     def sensitive_gates(self) -> list[str]:
         """The gates that need a sensitive attribute."""
         return [name for name in ("alpha", "l", "t", "delta", "beta") if getattr(self, name) is not None]
 
 
+class AcceptBelowFloor(StrictModel):
+    """An owner's decision to publish a release that fails the safety floor: why, and who approved it. Recorded in
+    the manifest and the signed audit entry with the floor's figures; the report's header turns red and
+    ``ppdp validate --release`` exits with its own code (5)."""
+
+    reason: str = Field(..., min_length=10, max_length=500, pattern=r"\S",
+                        description="why this release is published below the safety floor (10 to 500 characters)")
+    approved_by: str = Field(..., min_length=2, max_length=120, pattern=r"\S",
+                             description="who approved publishing below the floor (a name or role)")
+
+
 class PrivacyPolicy(PrivacyThresholds):
     """Gates every release must pass. Which gates apply depends on the method's privacy unit (see
     :data:`ppdp.schemas.spec.GATE_UNITS`): a gate that does not apply is a spec error, and at least one that
-    applies must be set (fail closed). A failed gate stops the release; nothing is published."""
+    applies must be set (fail closed). A failed gate stops the release; nothing is published.
+
+    Under every policy lies the safety floor (:data:`FLOOR`), which no spec can lower; ``accept_below_floor``
+    publishes a release that fails it on purpose, with a recorded reason. A gate no release can fail (k or l of
+    1, a risk bound of 1, min_dcr or min_vd of 0, t of 1) is refused when a spec is loaded: it is not a policy."""
+
+    accept_below_floor: AcceptBelowFloor | None = Field(
+        None, description="publish even if the release fails the safety floor: {reason, approved_by}; recorded in the "
+                          "manifest, the audit trail and the report (red header)")
+
+    @model_validator(mode="after")
+    def _not_vacuous(self, info: ValidationInfo) -> PrivacyPolicy:
+        # only when a spec is loaded (ppdp.tasks.spec.load_spec): a published manifest keeps reading as written
+        if info.context and info.context.get("release_spec"):
+            vacuous = self.vacuous_gates()
+            if vacuous:
+                raise ValueError(f"{vacuous[0]}: a gate no release can fail is not a policy (remove it, or set a "
+                                 "threshold a release could fail)")
+        return self
 
 
 GATE_UNITS: dict[str, tuple[Unit, ...]] = {
@@ -103,6 +159,7 @@ GATE_UNITS: dict[str, tuple[Unit, ...]] = {
     "max_linkage_risk": ("generating_group", "record"),
     "min_dcr": ("generating_group", "record"),
     "min_vd": ("record",),
+    "max_disclosure_gain": ("equivalence_class", "generating_group", "record"),
 }
 """Each privacy gate (a ``privacy`` key) and the privacy units it applies to."""
 
@@ -110,3 +167,61 @@ GATE_UNITS: dict[str, tuple[Unit, ...]] = {
 def gates_set(policy: PrivacyThresholds) -> list[str]:
     """The gates a policy sets, in table order."""
     return [name for name in GATE_UNITS if getattr(policy, name) is not None]
+
+
+class FloorRule(StrictModel):
+    """One row of the safety floor: a figure of the attacker's view, the releases it applies to and its limit."""
+
+    key: str = Field(..., description="the figure's key in the attacker's view")
+    figure: str = Field(..., description="what is measured, in words")
+    applies: tuple[IdentityBy | Literal["attribute"], ...] = Field(
+        ..., description="the releases it applies to: how they hide identities (classes, groups, records), or "
+                         "attribute for methods that protect a sensitive value")
+    limit: float = Field(..., description="the floor's limit")
+    comparison: Literal["<=", ">="] = Field("<=", description="the figure must be <comparison> limit")
+    recheck: Literal["published", "original"] = Field(
+        "published", description="re-checked from the published table alone, or also needs the original input")
+    source: str = Field(..., description="where the number comes from: a cited standard, or ppdp's own choice")
+
+
+FLOOR: tuple[FloorRule, ...] = (
+    FloorRule(key="records_alone", figure="share of published records alone on the published quasi-identifiers "
+              "(as published, with every published column beside them that raises uniqueness counted in)",
+              applies=("classes",), limit=0.0,
+              source="ppdp's choice: no record is unique in what an attacker can match on (k >= 2 at the least)"),
+    FloorRule(key="average_risk", figure="average re-identification risk: mean over published records of "
+              "1 / |class| (equivalence classes over the published quasi-identifiers as the attacker sees them; "
+              "generating groups)", applies=("classes", "groups"), limit=0.09,
+              source="0.09: the re-identification probability threshold of the European Medicines Agency's Policy "
+                     "0070 guidance on clinical reports and of Health Canada's public release of clinical "
+                     "information; ppdp applies it to the average risk (a mean class size of about 11)"),
+    FloorRule(key="group_alone", figure="share of published rows that are the only row of their generating group",
+              applies=("groups",), limit=0.0, source="ppdp's choice: every generated row stands for 2 records or "
+                                                      "more"),
+    FloorRule(key="exact_copies", figure="share of published rows equal to an input record on every published "
+              "column (bookkeeping and pseudonyms aside)", applies=("groups", "records"), limit=0.01,
+              recheck="original", source="ppdp's choice: at most 1 in 100 published rows is a real record verbatim"),
+    FloorRule(key="linkage_risk", figure="share of input records whose nearest published record (standardized "
+              "quasi-identifiers) stands for them", applies=("records",), limit=0.5, recheck="original",
+              source="ppdp's choice: an attacker linking each record to its nearest published row is wrong at least "
+                     "half the time"),
+    FloorRule(key="disclosure_gain", figure="attribute disclosure above the baseline: share of published records "
+              "whose protected value an attacker holding their quasi-identifiers learns (exactly for categories, "
+              "within the tolerance for numbers), minus the share the best constant guess gets right",
+              applies=("attribute",), limit=0.05, recheck="original",
+              source="ppdp's choice: at most 5 points above guessing without the release"),
+)
+"""The safety floor: what every release must pass whatever its spec says (``privacy.accept_below_floor`` publishes
+below it on purpose, recorded). Which rows apply follows from what the method protects and how
+(:func:`ppdp.schemas.methods.identity_by`)."""
+
+DISCLOSURE_TOLERANCE_SD = 0.1
+"""A number counts as learned when the attacker's guess is within this many standard deviations of the true
+value (of the value over the published records). sdcMicro's ``dRisk`` matches perturbed values by intervals of a
+share of the standard deviation (0.05 by default); ppdp takes 0.1, wider (more conservative): 1.2 hours on a
+12-hour spread of weekly hours."""
+
+
+def floor_rules(applies: str) -> list[FloorRule]:
+    """The floor's rows that apply to releases of kind ``applies`` (classes, groups, records, none or attribute)."""
+    return [r for r in FLOOR if applies in r.applies]

@@ -67,6 +67,8 @@ class ColumnTag(Report):
                                                          "tagging)")
     treatment: Literal["dropped", "pseudonymized"] | None = Field(
         None, description="dropped / pseudonymized before sanitizing; None: decided by the sanitizer")
+    promoted: bool = Field(False, description="made a quasi-identifier after a first sanitizing, because published "
+                                              "beside the quasi-identifiers it split the classes an attacker sees")
 
 
 class Roles(Report):
@@ -95,6 +97,12 @@ class Roles(Report):
     @property
     def identifiers(self) -> list[str]:
         return self.names(Role.identifier)
+
+    @property
+    def rare_rule_skip(self) -> list[str]:
+        """The quasi-identifiers a generalizing method leaves out of the rare-value rule: those tagged before
+        sanitizing (a promoted column went through the rule as the column it was)."""
+        return [c.name for c in self.columns if c.role is Role.quasi_identifier and not c.promoted]
 
     def kinds(self) -> dict[str, ColumnKind]:
         return {c.name: c.kind for c in self.columns}
@@ -127,10 +135,15 @@ class RareCategoryColumn(Report):
     values_merged: int = Field(..., ge=0, description="distinct values that occurred fewer than k times")
     cells_affected: int = Field(..., ge=0, description="cells changed (rows_removed: rows left out)")
     token: str | None = Field(None, description="the value rare categories were merged into (action merged)")
+    counted_on: Literal["input", "published"] = Field(
+        "input", description="input: counted on every input row; published: counted again on the rows that are "
+                             "published (after the hold-out), the rule's second pass")
 
 
 class RareCategoryReport(Report):
-    """The rare-value rule: no published categorical cell holds a value seen fewer than k times in the input."""
+    """The rare-value rule: no published categorical cell holds a value seen fewer than k times in the input, nor
+    fewer than k times among the rows that are published (a second pass after the hold-out). A column may appear
+    once per pass."""
 
     k: int = Field(..., ge=1, description="a categorical value seen fewer than k times in the input is rare (the "
                                           "spec's privacy.k, or 2)")
@@ -414,6 +427,101 @@ class QueryAttack(Report):
     release: QueryAnswersSummary = Field(..., description="what the same queries achieve on the release")
 
 
+class AttributeDisclosure(Report):
+    """What an attacker holding a record's quasi-identifiers learns about one protected value of it, beside what
+    the best constant guess (without the release) gets right."""
+
+    column: str = Field(..., description="the protected column (a declared sensitive column; SAP: the class)")
+    kind: Literal["number", "category"] = Field(..., description="number: learned within the tolerance; "
+                                                                 "category: learned exactly")
+    tolerance: float | None = Field(None, description="numbers: a guess within this distance of the true value "
+                                                      "counts as learned (0.1 standard deviation)")
+    records: int = Field(..., description="published records measured (rows that stand for an input record)")
+    disclosure: float = Field(..., description="share of those records whose value the attacker learns: their guess "
+                                               "is the most common published value (categories) or the centre of the "
+                                               "densest tolerance window of published values (numbers) among the "
+                                               "rows sharing the record's known columns (0 to 1)")
+    baseline: float = Field(..., description="share the best constant guess gets right (0 to 1)")
+    gain: float = Field(..., description="disclosure - baseline")
+    recheck: Literal["published", "original"] = Field(
+        "original", description="original: the true values come from the original input (needs --original to "
+                                "re-check); published: the published values are the true ones (kept as they are)")
+
+
+class AttackerView(Report):
+    """The release as an attacker holding this table (and, where stated, knowing each record's quasi-identifiers)
+    sees it, measured the same way for every method: these figures head the report and decide the safety floor;
+    the privacy unit's own figures come after them."""
+
+    protects: Literal["identity", "attribute"] = Field(..., description="what the method protects (identity: who "
+                                                                         "is in which row; attribute: the protected "
+                                                                         "value, identities left visible)")
+    identity_by: Literal["classes", "groups", "records", "none"] = Field(
+        ..., description="how identities are hidden: equivalence classes, generating groups, record by record, or "
+                         "not at all (the quasi-identifiers are published as they are)")
+    records: int = Field(..., description="published records measured")
+    quasi_identifiers: list[str] = Field(..., description="the published quasi-identifier columns, as published "
+                                                          "(labels, intervals, numbers)")
+    counted_columns: list[str] = Field(
+        default_factory=list, description="published columns beside the quasi-identifiers that raise uniqueness "
+                                          "(an attacker may know them too), counted in every figure below")
+    classes: int = Field(..., description="distinct combinations of the known columns (quasi-identifiers and counted "
+                                          "columns) among the published rows")
+    smallest_class: int = Field(..., description="rows sharing the rarest combination")
+    records_alone: float = Field(..., description="share of published records alone on the known columns (0 to 1)")
+    average_risk: float = Field(..., description="mean over published records of 1 / |class| on the known columns")
+    highest_risk: float = Field(..., description="largest 1 / |class| on the known columns")
+    groups: int | None = Field(None, description="generating groups in the published group column (generating_group "
+                                                 "releases; a group publishes one row per record it stands for)")
+    smallest_group: int | None = Field(None, description="published rows of the smallest generating group")
+    group_alone: float | None = Field(None, description="share of published rows alone in their generating group")
+    group_average_risk: float | None = Field(None, description="mean over published rows of 1 / |group|")
+    exact_copies: float | None = Field(
+        None, description="share of published rows equal to an input record on every published column (bookkeeping "
+                          "and pseudonyms aside); null where not measured (re-checking needs the original input)")
+    linkage_risk: float | None = Field(None, description="record releases: share of input records whose nearest "
+                                                         "published record stands for them")
+    nearest_distance: dict[str, float] = Field(
+        default_factory=dict, description="quantiles (q01, q05, q25, q50) of the distance from each input record to "
+                                          "its nearest published record (standardized quasi-identifiers)")
+    disclosure: list[AttributeDisclosure] = Field(default_factory=list, description="attribute disclosure per "
+                                                                                    "protected column")
+    uninformative_columns: list[str] = Field(
+        default_factory=list, description="published columns that carry no information: '*' (or missing) in every "
+                                          "row")
+
+    @property
+    def disclosure_gain(self) -> float | None:
+        """The largest gain over the protected columns (None when none was measured)."""
+        return max((d.gain for d in self.disclosure), default=None)
+
+
+class AcceptedBelowFloor(Report):
+    """Publishing below the safety floor on purpose: the reason, who approved it, and the figures that fail."""
+
+    reason: str = Field(..., description="why (the spec's privacy.accept_below_floor.reason)")
+    approved_by: str = Field(..., description="who approved it")
+    failed: list[str] = Field(..., description="each failed floor row: figure and limit, in one line each")
+
+
+class FloorReport(Report):
+    """The safety floor as this release meets it: each applicable row as a claim, and whether the owner accepted
+    publishing below it."""
+
+    holds: bool = Field(..., description="every applicable floor row holds")
+    applies: list[str] = Field(..., description="the kinds of floor rows that apply (classes, groups, records, "
+                                                "attribute)")
+    claims: list[Claim] = Field(default_factory=list, description="each applicable floor row: figure, limit, "
+                                                                  "verdict and how to re-check it")
+    accepted: AcceptedBelowFloor | None = Field(
+        None, description="the owner's decision to publish below the floor (the spec's privacy.accept_below_floor), "
+                          "recorded only when the floor fails")
+
+    @property
+    def failed(self) -> list[Claim]:
+        return [c for c in self.claims if not c.passed]
+
+
 class PrivacyReport(Report):
     """Privacy of the published table, measured over its unit: the class models, re-identification risk,
     synthetic and perturbation measures, paper 002's query attacker, and the claims the release makes."""
@@ -449,6 +557,11 @@ class PrivacyReport(Report):
                                                            "run (no quasi-identifier, or switched off)")
     claims: list[Claim] = Field(default_factory=list, description="every privacy claim (gate) of the release: its "
                                                                   "value, threshold and how to re-check it")
+    attacker_view: AttackerView | None = Field(
+        None, description="the release as an attacker sees it (identity and attribute figures over the published "
+                          "table); null outside a release")
+    floor: FloorReport | None = Field(None, description="the safety floor every release must pass (or accept "
+                                                        "failing on purpose); null outside a release")
     # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
     _details: dict = PrivateAttr(default_factory=dict)
     _recursive: tuple | None = PrivateAttr(default=None)

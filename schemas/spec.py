@@ -271,6 +271,12 @@ class ReleaseSpec(StrictModel):
         """No published categorical value may occur fewer times than this in the input: privacy.k, or 2."""
         return self.privacy.k or 2
 
+    @property
+    def label_k(self) -> int:
+        """A class label is named (manifest, report, CLI, artifacts) only when the published data holds it at least
+        this many times: the rare-value rule's k, and the method's own k where it has one."""
+        return max(self.rare_k, int(getattr(self.method, "k", None) or 0))
+
 
 def _role_of(entry: Role | ColumnSpec) -> Role:
     return entry.role if isinstance(entry, ColumnSpec) else entry

@@ -288,7 +288,18 @@ def publish_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Man
     the root holds an interrupted publish: ``ppdp audit recover`` first. On an error after the pending entry,
     the release is removed again and the pending entry rolled back (a published release always has its
     completing entry); a kill is repaired by ``ppdp audit recover``."""
-    return publish_staged(manifest, lambda root: stage_release(frame, manifest, root, extras), started)
+    return publish_staged(manifest, lambda root: stage_release(frame, manifest, root, extras), started,
+                          below_floor_note(manifest))
+
+
+def below_floor_note(manifest: Manifest) -> str:
+    """What the audit entries of a release published below the safety floor add to their reason: the owner's
+    reason, who approved it and each failed floor figure (empty for a release that meets the floor)."""
+    floor = manifest.privacy.floor
+    if floor is None or floor.accepted is None:
+        return ""
+    a = floor.accepted
+    return (f" BELOW THE SAFETY FLOOR, accepted by {a.approved_by}: {a.reason} (failed: {'; '.join(a.failed)})")
 
 
 def publish_staged(manifest, stage, started: datetime, what: str = "") -> tuple[Path, object, str]:
@@ -337,7 +348,9 @@ def publish_staged(manifest, stage, started: datetime, what: str = "") -> tuple[
 def column_treatments(roles: Roles, release_treatments: dict[str, str], method: str, unit: str,
                       rare: RareCategoryReport | None = None) -> list[ColumnTreatment]:
     """Every input column with exactly one treatment and the reason (tagging's reason, then the method's)."""
-    rare_cells = {col.name: col.cells_affected for col in rare.columns} if rare is not None else {}
+    rare_cells: dict[str, int] = {}
+    for col in rare.columns if rare is not None else ():  # a column may be counted in both passes
+        rare_cells[col.name] = rare_cells.get(col.name, 0) + col.cells_affected
     out = []
     for i, tag in enumerate(roles.columns):
         position = tag.position if tag.position is not None else i

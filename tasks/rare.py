@@ -131,10 +131,13 @@ def _adjacent(series: pd.Series, counts: pd.Series, rare: pd.Index, order: list[
     return _Outcome(out, "merged_adjacent" if groups else "suppressed", len(rare), mask)
 
 
-def _column_rule(series: pd.Series, tag: ColumnTag, k: int, taken: pd.Index) -> _Outcome | None:
+def _column_rule(series: pd.Series, tag: ColumnTag, k: int, taken: pd.Index,
+                 count_on: np.ndarray | None = None) -> _Outcome | None:
     """Apply the rule to one column (``taken``: every value of the input column, which the token must differ
-    from, rows left out included); None when it has no rare value."""
-    counts = series.value_counts(dropna=True)
+    from, rows left out included; ``count_on``: the rows whose values are counted, all when None); None when it
+    has no rare value."""
+    counted = series if count_on is None else series[count_on]
+    counts = counted.value_counts(dropna=True)
     counts = counts[counts > 0]
     rare = counts.index[counts.to_numpy() < k]
     if len(rare) == 0:
@@ -145,7 +148,8 @@ def _column_rule(series: pd.Series, tag: ColumnTag, k: int, taken: pd.Index) -> 
         if outcome is not None:
             return outcome
         return _Outcome(_suppress(series, mask), "suppressed", len(rare), mask)
-    if token_possible(series) and int(mask.sum()) >= k:
+    counted_mask = mask if count_on is None else mask & count_on
+    if token_possible(series) and int(counted_mask.sum()) >= k:
         token = token_for(taken)
         return _Outcome(_with_token(series, mask, token), "merged", len(rare), mask, token)
     if tag.role is Role.class_:
@@ -153,8 +157,8 @@ def _column_rule(series: pd.Series, tag: ColumnTag, k: int, taken: pd.Index) -> 
     return _Outcome(_suppress(series, mask), "suppressed", len(rare), mask)
 
 
-def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple[str, ...] | list[str] = ()
-                          ) -> tuple[pd.DataFrame, RareCategoryReport]:
+def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple[str, ...] | list[str] = (),
+                          count_on: np.ndarray | None = None) -> tuple[pd.DataFrame, RareCategoryReport]:
     """Merge or suppress every categorical value seen fewer than ``k`` times (see the module docstring).
 
     Parameters
@@ -168,6 +172,9 @@ def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple
     skip : sequence of str
         Columns left to the method: the quasi-identifiers of a method that publishes them only in classes of at
         least k records (``Sanitizer.generalizes``), where the rule holds by construction.
+    count_on : ndarray of bool, optional
+        The rows whose values are counted (the rows that will be published); the recoding applies to every row.
+        Default: every row.
 
     Returns
     -------
@@ -183,20 +190,45 @@ def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple
     tags = [t for t in categorical_columns(frame, roles) if t.name not in set(skip)]
     out = frame.copy()
     rows_in = len(frame)
+    counted = None if count_on is None else np.asarray(count_on, dtype=bool)
+    if counted is not None and int(counted.sum()) < k:
+        raise InputError(f"privacy.k={k} is larger than the rows published ({int(counted.sum())}): no value can be "
+                         "published")
     columns: list[RareCategoryColumn] = []
     for tag in tags:
         series = out[tag.name]
-        outcome = _column_rule(series, tag, k, pd.Index(frame[tag.name].dropna().unique()))
+        outcome = _column_rule(series, tag, k, pd.Index(frame[tag.name].dropna().unique()), counted)
         if outcome is not None:
             if outcome.action == "rows_removed":
                 out = out.iloc[np.flatnonzero(~outcome.mask)]
+                if counted is not None:
+                    counted = counted[~outcome.mask]
             else:
                 out[tag.name] = outcome.series.array
             columns.append(RareCategoryColumn(position=tag.position, name=tag.name, action=outcome.action,
                                               values_merged=outcome.values, cells_affected=int(outcome.mask.sum()),
-                                              token=outcome.token))
+                                              token=outcome.token,
+                                              counted_on="input" if count_on is None else "published"))
         if isinstance(out[tag.name].dtype, pd.CategoricalDtype):
             out[tag.name] = out[tag.name].cat.remove_unused_categories()
     report = RareCategoryReport(k=k, columns_checked=len(tags), columns=columns, rows_in=rows_in,
                                 rows_out=len(out))
     return out, report
+
+
+def merge_rare_on_published(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, k: int,
+                            first: RareCategoryReport, skip: tuple[str, ...] | list[str] = ()
+                            ) -> tuple[pd.DataFrame, pd.DataFrame, RareCategoryReport]:
+    """The rule again, counted on the rows that are published (``train``: the hold-out keeps ``test`` back, so a
+    value seen k times in the input may be published fewer times), applied to both splits alike (the held-out
+    rows are recoded as the published ones are, for the utility step). ``first``: the report of the pass over the
+    whole input, which the returned report extends."""
+    both = pd.concat([train, test], ignore_index=True)
+    published = np.arange(len(both)) < len(train)
+    out, report = merge_rare_categories(both, roles, k, skip, count_on=published)
+    kept = out.index.to_numpy()
+    train_out = out[kept < len(train)].reset_index(drop=True)
+    test_out = out[kept >= len(train)].reset_index(drop=True)
+    merged = first.model_copy(update={"columns": [*first.columns, *report.columns],
+                                      "rows_out": first.rows_out - report.rows_removed})
+    return train_out, test_out, merged

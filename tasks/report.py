@@ -7,6 +7,12 @@ version, the manifest's ``versions`` instead; the figures are inline SVG drawn h
 version changes a byte). It needs nothing to be read: inline CSS, inline SVG, no script, no external link, font
 or image; a Content-Security-Policy forbids any load or script.
 
+It says first what the release protects against and what it does not (from the manifest's attacker's view, the
+release as an attacker holding the table sees it), and gives a two-part verdict: the policy, and the safety floor
+beneath every policy (``manifest.privacy.floor``; a release published below it on purpose gets a red header with
+the owner's reason). The risk section leads with the attacker's view and the floor; the privacy unit's own figures
+come after. A manifest made before the safety floor (no attacker's view, no floor) still renders and says so.
+
 No data value appears in it: counts, aggregates (sizes, shares, accuracies, hashes) and column names only. A
 class label is shown only when it occurs at least k times in the published table (:func:`label_min_count`);
 otherwise the class is named by its position among the sorted labels (``class #0``), as the manifest's tuning
@@ -32,10 +38,12 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.manifest import Manifest
-from ppdp.schemas.reports import Claim, ExpectationOutcome, TuningTrace
+from ppdp.schemas.privacy import FLOOR, FloorRule
+from ppdp.schemas.reports import AttackerView, Claim, ExpectationOutcome, FloorReport, TuningTrace
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.layout import parts_digest
+from ppdp.tasks.privacy.attacker import describe_floor_claim, view_lines
 from ppdp.tasks.privacy.recheck import load_parts, load_release
 
 REPORT_NAME = "report.html"
@@ -122,6 +130,147 @@ _COMPARISON = {">=": "≥", "<=": "≤", "<": "&lt;"}
 _GATE_MEASURE = {"min_accuracy_ratio": "accuracy trained on the release / trained on the original rows",
                  "delta_r": "paper 004's R_p - (1 - epsilon) R_o, worst classifier"}
 
+_SENSITIVE_GATES = {"l": "l-diversity", "t": "t-closeness", "alpha": "alpha-k-anonymity", "delta": "delta-disclosure",
+                    "beta": "beta-likeness"}
+PRE_FLOOR = "made before the safety floor (not measured)"
+"""What the report says of a release whose manifest predates the safety floor (no attacker's view, no floor)."""
+
+
+# -- the two-part verdict and what the release protects (shared by the page and the artifacts) -------------------
+def policy_verdict(manifest: Manifest) -> bool | None:
+    """Whether every privacy claim of the policy holds (None: the manifest lists no claim)."""
+    claims = manifest.privacy.claims
+    return all(c.passed for c in claims) if claims else None
+
+
+def floor_verdict(manifest: Manifest) -> bool | None:
+    """Whether the release meets the safety floor: its floor and every part's hold (None: made before the floor)."""
+    floors = [f for f in (manifest.privacy.floor, *(p.privacy.floor for p in manifest.parts)) if f is not None]
+    if manifest.privacy.floor is None and not floors:
+        return None
+    return all(f.holds for f in floors)
+
+
+def verdict_text(manifest: Manifest) -> tuple[str, str]:
+    """(the policy's part, the floor's part) of the two-part verdict, in words."""
+    policy = {True: "policy holds", False: "policy fails", None: "no privacy claim"}[policy_verdict(manifest)]
+    floor = {True: "safety floor holds", False: "below the safety floor", None: PRE_FLOOR}[floor_verdict(manifest)]
+    return policy, floor
+
+
+def floor_rule(claim: Claim) -> FloorRule | None:
+    """The row of :data:`ppdp.schemas.privacy.FLOOR` a floor claim measures (None: not a floor claim)."""
+    name = claim.name.removeprefix("floor: ")
+    for rule in FLOOR:
+        words = rule.key.replace("_", " ")
+        if name == words or name.startswith(words + " ("):
+            return rule
+    return None
+
+
+def floor_source_kind(rule: FloorRule | None) -> str:
+    """'ppdp's choice' or 'cited standard': where a floor row's limit comes from."""
+    if rule is None:
+        return "unknown"
+    return "ppdp's choice" if rule.source.startswith("ppdp's choice") else "cited standard"
+
+
+def _columns_text(names: Sequence[str]) -> str:
+    return ", ".join(names) if names else "no column"
+
+
+def _disclosure_text(view: AttackerView) -> str:
+    """Each measured attribute disclosure against its baseline, in one clause each (shares only)."""
+    out = []
+    for d in view.disclosure:
+        within = f" within ±{_fmt(d.tolerance, 3)}" if d.tolerance is not None else " exactly"
+        out.append(f"{d.column}{within} for {_share(d.disclosure)} of the records, against {_share(d.baseline)} by the "
+                   f"best constant guess without the release ({100 * d.gain:+.1f} points)")
+    return "; ".join(out)
+
+
+def _worst_part_text(m: Manifest) -> str:
+    """Which table of a partitioned release the release's attacker's view is (the one with the smallest class)."""
+    view = m.privacy.attacker_view
+    name = next((p.name for p in m.parts if p.privacy.attacker_view == view), None)
+    return (f"Its {len(m.parts)} tables are each seen on their own; these figures are those of "
+            + (f"{name}, " if name else "") + "the table with the smallest class, which a linking attacker would "
+            "pick.")
+
+
+def protection_text(manifest: Manifest) -> tuple[str, str]:
+    """(what the release protects against, what it does not), two plain sentences from the attacker's view: names,
+    counts and shares only. A manifest made before the safety floor says that it was not measured."""
+    m = manifest
+    view = m.privacy.attacker_view
+    unit_name = _UNIT_TEXT[m.unit][0]
+    if view is None:
+        return (f"This release was made before the safety floor: what an attacker holding the table can learn was not "
+                f"measured, so this report can only state its privacy claims, measured over {unit_name} "
+                "(section 2).",
+                "Which disclosure it does not protect against was not assessed (no attacker's view in its manifest).")
+    known = _columns_text(view.quasi_identifiers)
+    beside = (f", with {_columns_text(view.counted_columns)} published beside them and counted in"
+              if view.counted_columns else "")
+    disclosed = _disclosure_text(view)
+    if view.identity_by == "none":
+        cols = ", ".join(d.column for d in view.disclosure) or "its protected columns"
+        protects = (f"This release protects against attribute disclosure of {cols}: "
+                    + (f"an attacker holding a person's quasi-identifiers learns {disclosed}." if disclosed
+                       else "not measured for this release."))
+        lacks = (f"It does not protect against identity disclosure: who is in which row is not hidden: the "
+                 f"quasi-identifiers ({known}) are published unchanged{beside}, and {_share(view.records_alone)} of "
+                 "the published records are alone on them.")
+        return protects + (" " + _worst_part_text(m) if m.parts else ""), lacks
+    if view.identity_by == "classes":
+        protects = (f"This release protects against identity disclosure (finding a person's row): equivalence "
+                    f"classes hide identities: every published record shares its quasi-identifiers as published "
+                    f"({known}{beside}) with the other records of its class; the smallest class holds "
+                    f"{_fmt(view.smallest_class)} records, {_share(view.records_alone)} of the records are alone on "
+                    f"them and the average re-identification risk is {_fmt(view.average_risk, 3)}.")
+        lacks = "It does not hide what a class's rows publish: whoever finds a person's class learns its values"
+    elif view.identity_by == "groups":
+        groups = (f" ({_fmt(view.groups)} groups, the smallest of {_fmt(view.smallest_group)} rows)"
+                  if view.groups is not None else "")
+        copies = (f"; {_share(view.exact_copies)} of the published rows equal an input record"
+                  if view.exact_copies is not None else "")
+        protects = (f"This release protects against identity disclosure (finding a person's row): generating "
+                    f"groups hide identities: each published row is synthesized from a group of records{groups} and "
+                    f"stands for none of them{copies}.")
+        lacks = ("It does not hide what a group's records have in common: the synthesized values describe the group "
+                 "as a whole")
+    else:
+        link = (f"; the linkage risk (share of input records whose nearest published record stands for them) is "
+                f"{_fmt(view.linkage_risk, 3)}" if view.linkage_risk is not None else "")
+        copies = (f"; {_share(view.exact_copies)} of the published rows equal an input record"
+                  if view.exact_copies is not None else "")
+        protects = (f"This release protects against identity disclosure record by record: each published row "
+                    f"is perturbed or generated so that none should lead back to its record{link}{copies}.")
+        lacks = (f"It does not hide identities in classes: {_share(view.records_alone)} of the published records are "
+                 f"alone on their quasi-identifiers as published ({known}{beside}), so the protection rests on the "
+                 "perturbation alone")
+    if m.parts:
+        protects += " " + _worst_part_text(m)
+    if disclosed:
+        lacks += f"; attribute disclosure measured: an attacker holding a person's known columns learns {disclosed}."
+    else:
+        bounded = [_SENSITIVE_GATES[c.name] for c in m.privacy.claims if c.name in _SENSITIVE_GATES]
+        lacks += (f"; the policy's {', '.join(dict.fromkeys(bounded))} claims bound that (section 2)." if bounded else
+                  "; attribute disclosure was not measured for this release.")
+    return protects, lacks
+
+
+def below_floor_text(manifest: Manifest) -> str | None:
+    """One sentence when the release fails the safety floor (None when it holds or was not measured)."""
+    if floor_verdict(manifest) is not False:
+        return None
+    floor = manifest.privacy.floor
+    failed = [c.name.removeprefix("floor: ") for c in floor.failed] if floor is not None else []
+    return (f"It is below the safety floor ({', '.join(failed) or 'a part fails it'})"
+            + (": published on purpose, see section 3." if floor is not None and floor.accepted is not None
+               else ": see section 3."))
+
+
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.+\-]{1,40}$")
 _HIERARCHY_TYPES = {"file", "intervals", "dates", "prefix", "flat", "tree"}
 
@@ -185,12 +334,32 @@ def label_min_count(manifest: Manifest) -> int:
 
 
 def report_markdown(manifest: Manifest) -> str:
-    """A short markdown summary of the release (claims, utility, tuning, checks): aggregates only, classes by
-    position, never a data value."""
+    """A short markdown summary of the release: first the two-part verdict (policy, safety floor; the owner's reason
+    when published below the floor), what it protects against and what not, the attacker's view and the floor rows;
+    then claims, utility, tuning, checks. Aggregates only, classes by position, never a data value."""
     m = manifest
     claims = m.privacy.claims
     held = sum(c.passed for c in claims)
-    lines = [
+    policy, floor_part = verdict_text(m)
+    floor = m.privacy.floor
+    view = m.privacy.attacker_view
+    lines = [f"**Verdict: {policy} · {floor_part}**", ""]
+    if floor is not None and floor.accepted is not None:
+        a = floor.accepted
+        lines += [f"**Published below the safety floor: {_md(a.reason)}** (approved by {_md(a.approved_by)}); "
+                  "failed floor rows:"] + [f"- {_md(f)}" for f in a.failed] + [""]
+    protects, lacks = protection_text(m)
+    lines += [_md(protects), "", _md(lacks), ""]
+    if view is not None:
+        where = f" {_worst_part_text(m)}" if m.parts else ""
+        lines += [f"**What an attacker sees:**{_md(where)}"] + [f"- {_md(line)}" for line in view_lines(view)] + [""]
+    if floor is not None and floor.claims:
+        lines += ["| safety floor | value | limit | verdict |", "|---|---:|---|---|"]
+        for c in floor.claims:
+            lines.append(f"| {_md(c.name)} | {_fmt(c.value)} | {c.comparison} {_fmt(c.threshold)} | "
+                         f"{'holds' if c.passed else 'FAILS'} |")
+        lines.append("")
+    lines += [
         f"# Release {_md(m.dataset)} `{m.release_id.replace('`', '')}`",
         "",
         f"{m.rows:,} rows x {len(m.columns)} columns published {m.created_at:%Y-%m-%d %H:%M} UTC with "
@@ -198,7 +367,7 @@ def report_markdown(manifest: Manifest) -> str:
         + (f", {m.privacy.groups:,} classes, smallest {m.privacy.k:,}" if m.privacy.k is not None
            and m.privacy.groups is not None else "") + ").",
         "",
-        f"**Privacy claims: {held} of {len(claims)} hold.**",
+        f"**Privacy claims: {held} of {len(claims)} hold** (the unit's own figures below).",
         "",
         "| claim | measured | value | rule | verdict |",
         "|---|---|---:|---|---|",
@@ -230,9 +399,10 @@ def report_markdown(manifest: Manifest) -> str:
 
 
 def report_table(manifest: Manifest) -> list[TableRow]:
-    """The summary as a table: one row per privacy claim, per utility gate and per key figure, every row with the
-    same keys (``kind``, ``name``, ``measure``, ``unit``, ``value``, ``comparison``, ``threshold``, ``verdict``).
-    Aggregates only; no class label."""
+    """The summary as a table: the two-part verdict, one row per privacy claim, per safety floor row (kind
+    ``floor``), per utility gate and per key figure (the attacker's view before the privacy unit's own), every row
+    with the same keys (``kind``, ``name``, ``measure``, ``unit``, ``value``, ``comparison``, ``threshold``,
+    ``verdict``). Aggregates only; no class label."""
     m = manifest
     rows: list[TableRow] = []
 
@@ -248,8 +418,14 @@ def report_table(manifest: Manifest) -> list[TableRow]:
         rows.append({"kind": "figure", "name": name, "measure": measure, "unit": unit, "value": value,
                      "comparison": None, "threshold": None, "verdict": None})
 
+    policy, floor_part = verdict_text(m)
+    figure("policy", "every privacy claim of the policy holds", policy)
+    figure("safety floor", "the release meets the safety floor", floor_part)
     for c in m.privacy.claims:
         claim("privacy claim", c)
+    floor = m.privacy.floor
+    for c in floor.claims if floor is not None else ():
+        claim("floor", c)
     for c in m.utility.gates:
         claim("utility gate", c)
     p, u = m.privacy, m.utility
@@ -257,6 +433,38 @@ def report_table(manifest: Manifest) -> list[TableRow]:
     figure("columns", "published columns", len(m.columns))
     figure("unit", "what the privacy claims are measured over", m.unit)
     figure("method", "sanitization method", m.method.name)
+    view = p.attacker_view
+    if view is not None:  # the attacker's view, before the unit's own figures
+        figure("attacker: protects", "what the method protects (identity or attribute)", view.protects)
+        figure("attacker: identities hidden by", "classes, groups, records, or none (published unchanged)",
+               view.identity_by)
+        figure("attacker: known columns", "the quasi-identifiers as published, and counted columns beside them",
+               ", ".join(view.quasi_identifiers + view.counted_columns) or None)
+        figure("attacker: classes", "distinct combinations of the known columns", view.classes)
+        figure("attacker: smallest class", "rows sharing the rarest combination of the known columns",
+               view.smallest_class)
+        figure("attacker: records alone", "share of published records alone on the known columns", view.records_alone)
+        figure("attacker: average risk", "mean 1/|class| on the known columns", view.average_risk)
+        figure("attacker: highest risk", "largest 1/|class| on the known columns", view.highest_risk)
+        figure("attacker: groups", "generating groups in the published group column", view.groups)
+        figure("attacker: smallest group", "published rows of the smallest generating group", view.smallest_group)
+        figure("attacker: rows alone in their group", "share of published rows alone in their generating group",
+               view.group_alone)
+        figure("attacker: average risk over groups", "mean 1/|group|", view.group_average_risk)
+        figure("attacker: exact copies", "share of published rows equal to an input record", view.exact_copies)
+        figure("attacker: linkage risk", "share of input records whose nearest published record stands for them",
+               view.linkage_risk)
+        for key, value in view.nearest_distance.items():
+            figure(f"attacker: nearest distance {key}", "distance from an input record to its nearest published "
+                   "record, at this quantile", value)
+        for d in view.disclosure:
+            figure(f"attacker: disclosure ({d.column})", "share of records whose value an attacker learns",
+                   d.disclosure)
+            figure(f"attacker: disclosure baseline ({d.column})", "share the best constant guess gets right",
+                   d.baseline)
+            figure(f"attacker: disclosure gain ({d.column})", "disclosure - baseline", d.gain)
+        figure("attacker: uninformative columns", "published columns '*' or missing in every row",
+               ", ".join(view.uninformative_columns) or None)
     figure("classes", f"{_UNIT_TEXT[m.unit][0]} in the release", p.groups, m.unit)
     figure("smallest class", "records in the smallest class", p.k, m.unit)
     figure("mean class size", "records per class, mean", p.mean_group_size, m.unit)
@@ -321,6 +529,16 @@ def _every_row(m: Manifest) -> bool:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _share(value: float | None) -> str:
+    """A share as a percentage, with enough digits that a share just above 0 or just below 1 does not read as 0% or
+    100% (a floor of 0 fails on one record in thousands)."""
+    if value is None:
+        return "n/a"
+    if 0 < value < 0.001 or 0.999 < value < 1:
+        return f"{100 * value:.3g}%" if value < 0.5 else f"{100 * value:.4g}%"
+    return _pct(value)
 
 
 def _check_counts(outcomes: Sequence[ExpectationOutcome]) -> tuple[int, int]:
@@ -722,6 +940,15 @@ header.top .eyebrow{margin:0;text-transform:uppercase;letter-spacing:.12em;font-
 header.top h1{margin:4px 0 6px;font-size:30px;font-weight:650;letter-spacing:-.01em}
 header.top .sub{margin:0;color:#cfdbe8;font-size:14px}
 header.top code{background:rgba(255,255,255,.12);color:#fff}
+header.top .verdicts{margin:12px 0 0;display:flex;flex-wrap:wrap;gap:8px}
+header.top .verdicts .badge{font-size:13px;padding:3px 12px}
+header.top.below{background:#8e1f16}
+header.top.below .eyebrow{color:#f6c3bd}
+header.top.below .sub{color:#fbe0dc}
+header.top .alarm{margin:14px 0 0;padding:12px 16px;border:1px solid rgba(255,255,255,.45);border-radius:8px;
+background:rgba(0,0,0,.16)}
+header.top .alarm p{margin:0 0 4px}
+header.top .alarm ul{margin:4px 0 0;padding-left:20px;font-size:14px}
 nav.toc{background:#fff;border-bottom:1px solid var(--line)}
 nav.toc .wrap{display:flex;flex-wrap:wrap;gap:4px 22px;padding-top:10px;padding-bottom:10px;font-size:14px}
 nav.toc a{color:var(--blue);text-decoration:none}
@@ -731,9 +958,13 @@ box-shadow:0 1px 2px rgba(16,24,40,.04)}
 h2{margin:0 0 12px;font-size:21px;font-weight:650}
 h2 .num{color:var(--muted);font-weight:500;margin-right:8px}
 h3{margin:22px 0 8px;font-size:16px;font-weight:650}
+h3.block{margin:28px 0 8px;padding-top:16px;border-top:1px solid var(--line);font-size:17.5px}
+h3.block:first-child{margin-top:0;padding-top:0;border-top:0}
+h4{margin:18px 0 6px;font-size:15px;font-weight:650}
 p{margin:8px 0}
 .lead{font-size:16px}
 .muted,.note{color:var(--muted)}
+.bad-text{color:var(--red);font-weight:600}
 .note{font-size:13.5px}
 code{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,"DejaVu Sans Mono",monospace;background:var(--soft);
 padding:1px 5px;border-radius:4px;overflow-wrap:break-word}
@@ -752,6 +983,9 @@ tr.chosen td{background:#eaf2fb!important;font-weight:600}
 .badge.t-dropped{background:#fde7e5;color:#a2302a}
 .badge.t-pseudonymized{background:#efe7fb;color:#6a3fb0}
 .badge.t-kept{background:var(--soft);color:#46566a}
+.badge.t-none{background:#fff4d6;color:#8a5a00}
+.badge.src-std{background:#e4eefa;color:#1f5691}
+.badge.src-own{background:var(--soft);color:#46566a}
 .badge.t-generalized,.badge.t-aggregated,.badge.t-synthesized,.badge.t-perturbed{background:#e4eefa;color:#1f5691}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:12px;margin:14px 0 6px}
 .card{border:1px solid var(--line);border-radius:8px;padding:10px 14px;background:#fbfcfe}
@@ -819,13 +1053,15 @@ class _Page:
         """Each per-class label of the utility report -> what the report may call it: ``class #i`` (position
         among the sorted labels, as the tuning trace numbers classes), with the label itself only when it occurs
         at least k times in the published table."""
-        labels = sorted(c.label for c in self.m.utility.per_class)
         cls = self.m.roles.class_column
         counts: Counter[str] = Counter()
         if cls is not None and cls in self.frame.columns:
             counts = Counter(self.frame[cls].dropna().astype(str).to_list())
         out = {}
-        for i, label in enumerate(labels):
+        # the manifest lists classes in sorted label order, a label the published data holds too rarely already
+        # replaced by its position (ppdp.tasks.utility.name_classes)
+        for i, c in enumerate(self.m.utility.per_class):
+            label = c.label
             out[label] = f"class #{i} ({label})" if counts.get(label, 0) >= self.k_labels else f"class #{i}"
         return out
 
@@ -874,6 +1110,41 @@ class _Page:
             "worst",)
         return _table(head, rows, num=(2,), nowrap=(0, 3, 5) if recheck else (0, 3))
 
+    def _verdict_badges(self) -> str:
+        """The two-part verdict: the policy, and the safety floor."""
+        policy, floor = verdict_text(self.m)
+        ok_policy, ok_floor = policy_verdict(self.m), floor_verdict(self.m)
+        klass = {True: "ok", False: "bad", None: "muted"}
+        return (f'<p class="verdicts"><span class="badge {klass[ok_policy]}">{_e(policy)}</span>'
+                f'<span class="badge {klass[ok_floor]}">{_e(floor)}</span></p>')
+
+    def _alarm(self) -> str:
+        """Below the safety floor: the owner's reason, who approved it, and each failed floor row (the header)."""
+        if floor_verdict(self.m) is not False:
+            return ""
+        floor = self.m.privacy.floor
+        if floor is not None and floor.accepted is not None:
+            a = floor.accepted
+            failed = a.failed
+            head = (f"<p><b>Published below the safety floor: {_e(a.reason)}</b></p>"
+                    f"<p>Approved by <b>{_e(a.approved_by)}</b>. Failed floor rows:</p>")
+        else:
+            failed = [describe_floor_claim(c) for f in self._floors() for c in f.failed]
+            head = ("<p><b>Below the safety floor</b>: no decision to publish below it is recorded.</p>"
+                    "<p>Failed floor rows:</p>")
+        items = "".join(f"<li>{_e(f)}</li>" for f in dict.fromkeys(failed))
+        return f'<div class="alarm">{head}<ul>{items}</ul></div>'
+
+    def _floors(self) -> list[FloorReport]:
+        """The release's floor and each part's (those measured)."""
+        return [f for f in (self.m.privacy.floor, *(p.privacy.floor for p in self.m.parts)) if f is not None]
+
+    def _uninformative(self) -> list[str]:
+        """Published columns '*' (or missing) in every row, from the attacker's view of the release and its parts."""
+        views = [v for v in (self.m.privacy.attacker_view, *(p.privacy.attacker_view for p in self.m.parts))
+                 if v is not None]
+        return list(dict.fromkeys(c for v in views for c in v.uninformative_columns))
+
     # -- sections -------------------------------------------------------------------------------------------
     def summary(self) -> str:
         m = self.m
@@ -890,12 +1161,20 @@ class _Page:
             ("columns published", _e(_fmt(len(m.columns))), f"of {_e(_fmt(len(m.ingest.columns)))} input columns"),
             ("method", _e(m.method.name), f"unit: {_e(unit_name)}"),
             ("privacy claims", f"{held} / {len(claims)}", "hold" if held == len(claims) else "<b>some fail</b>"),
+            ("safety floor", {True: "holds", False: '<span class="bad-text">below</span>', None: "n/a"}[
+                floor_verdict(m)], {True: "every row applying to it", False: "<b>published below it</b>"
+                                    if m.privacy.floor is not None and m.privacy.floor.accepted is not None
+                                    else "<b>some rows fail</b>", None: "made before the floor"}[floor_verdict(m)]),
             ("accuracy", _e(f"{m.utility.accuracy:.3f}"),
              f"original {m.utility.accuracy_original:.3f}" + (f", ratio {ratio:.2f}" if ratio is not None else "")),
         ])
         method_text = _METHOD_TEXT.get(m.method.name, m.method.name)
+        protects, lacks = protection_text(m)
+        below = below_floor_text(m)
         parts = [
-            f'<p class="lead">This release publishes <b>{_fmt(m.rows)} rows</b> and <b>{len(m.columns)} columns</b> '
+            f'<p class="lead protects">{_e(protects)} <b>{_e(lacks)}</b>'
+            + (f' <span class="bad-text">{_e(below)}</span>' if below else "") + "</p>",
+            f'<p>This release publishes <b>{_fmt(m.rows)} rows</b> and <b>{len(m.columns)} columns</b> '
             f"of the dataset <b>{_e(m.dataset)}</b> (release <code>{_e(m.release_id)}</code>). The input had "
             f"{_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns; " + (
                 f"{_fmt(held_out)} rows were held out to measure utility (this method publishes every row: the "
@@ -931,10 +1210,17 @@ class _Page:
         parts.append("<h3>Every input column</h3>")
         parts.append(f'<p class="note">Identifiers: {_e(m.spec.identifiers.action)}. Each column has exactly one '
                      "treatment; the reason says why it got its role.</p>")
+        empty = self._uninformative()
+        if empty:
+            parts.append(f'<p class="note"><span class="badge t-none">no information</span> '
+                         f"{', '.join(f'<code>{_e(c)}</code>' for c in empty)} "
+                         f"{'is' if len(empty) == 1 else 'are'} '*' (or missing) in every published row: "
+                         f"{'it carries' if len(empty) == 1 else 'they carry'} no information.</p>")
         trow = []
         for t in sorted(m.treatments, key=lambda t: t.position):
+            none = ' <span class="badge t-none">no information</span>' if t.name in empty else ""
             trow.append((_e(t.position), f"<code>{_e(t.name)}</code>", _e(t.role.value.replace("_", "-")),
-                         f'<span class="badge t-{_e(t.treatment)}">{_e(t.treatment)}</span>', _e(t.reason),
+                         f'<span class="badge t-{_e(t.treatment)}">{_e(t.treatment)}</span>{none}', _e(t.reason),
                          _e(_fmt(t.rare_cells)) if t.rare_cells else ""))
         parts.append(_table(("#", "column", "role", "treatment", "reason", "rare cells"), trow, num=(0, 5),
                             nowrap=(2, 3)))
@@ -994,9 +1280,183 @@ class _Page:
             parts.append(f'<div class="verdict bad">{len(failing)} of {len(claims)} claims do not hold.</div>')
         elif claims:
             parts.append(f'<div class="verdict ok">Every privacy claim holds ({len(claims)} of {len(claims)}).</div>')
+        parts.append(f'<p class="note">The policy is what this release\'s spec asks for; the safety floor beneath '
+                     f"every policy is held to the attacker's view in section 3: {_e(verdict_text(m)[1])}.</p>")
         return "".join(parts)
 
     def risk(self) -> str:
+        m = self.m
+        unit_name = _UNIT_TEXT[m.unit][0]
+        return "".join([
+            '<h3 class="block">What an attacker sees</h3>', self._attacker(),
+            '<h3 class="block">The safety floor</h3>', self._floor(),
+            f'<h3 class="block">The privacy unit\'s own figures ({_e(unit_name)})</h3>',
+            f'<p class="note">Measured over the method\'s privacy unit, {_e(unit_name)}, as the policy\'s claims are '
+            "(section 2). They say what the method guarantees by construction; the attacker's view above says what "
+            "the published table shows.</p>",
+            self._unit_figures()])
+
+    def _attacker(self) -> str:
+        """The attacker's view: identity figures on the known columns, groups, copies and linkage, attribute
+        disclosure against its baseline, and each part's view of a partitioned release."""
+        m = self.m
+        view = m.privacy.attacker_view
+        if view is None:
+            return (f'<p class="muted">This release was {_e(PRE_FLOOR)}: its manifest holds no attacker\'s view (the '
+                    "release as an attacker holding the table sees it). The privacy unit's own figures follow.</p>")
+        known = view.quasi_identifiers + view.counted_columns
+        parts = ['<p class="note">Measured the same way for every method, on the published table as an attacker '
+                 "holding it sees it: records are grouped by the columns the attacker can match on, the "
+                 "quasi-identifiers as published (labels, intervals, numbers)"
+                 + (", and the published columns beside them that split those groups (counted in)"
+                    if view.counted_columns else "")
+                 + (f". {_e(_worst_part_text(m))} Every table is listed below.</p>" if m.parts else ".</p>")]
+        facts = [("identities hidden by", _e({"classes": "equivalence classes", "groups": "generating groups",
+                                               "records": "perturbing or generating each record",
+                                               "none": "nothing: the quasi-identifiers are published unchanged"}[
+                                                   view.identity_by])),
+                 ("protects", _e({"identity": "who is in which row", "attribute": "the protected values"}[
+                     view.protects])),
+                 ("quasi-identifiers as published", ", ".join(f"<code>{_e(c)}</code>" for c in view.quasi_identifiers)
+                  or '<span class="muted">none</span>')]
+        if view.counted_columns:
+            facts.append(("counted in beside them", ", ".join(f"<code>{_e(c)}</code>" for c in view.counted_columns)
+                          + ' <span class="note">(published beside the quasi-identifiers, they split the classes an '
+                          "attacker sees)</span>"))
+        parts.append(_dl(facts))
+        on = f"on the {len(known)} known column{'s' if len(known) != 1 else ''}"
+        cards = [("records alone", _e(_share(view.records_alone)), _e(on)),
+                 ("smallest class", _e(_fmt(view.smallest_class)), f"of {_e(_fmt(view.classes))} classes"),
+                 ("average risk", _e(_fmt(view.average_risk, 3)), "mean 1/|class|"),
+                 ("highest risk", _e(_fmt(view.highest_risk, 3)), "largest 1/|class|")]
+        if view.groups is not None:
+            group_cards = [("smallest group", _e(_fmt(view.smallest_group)), f"of {_e(_fmt(view.groups))} groups"),
+                           ("average risk, groups", _e(_fmt(view.group_average_risk, 3)), "mean 1/|group|")]
+            # a generating-group release hides identities by its groups: their figures first
+            cards = group_cards + cards[:1] if view.identity_by == "groups" else cards + group_cards[1:]
+        if view.exact_copies is not None:
+            cards.append(("exact copies", _e(_share(view.exact_copies)), "published rows equal to an input record"))
+        if view.linkage_risk is not None:
+            cards.append(("linkage risk", _e(_fmt(view.linkage_risk, 3)), "nearest published record is their own"))
+        parts.append(_cards(cards))
+        rows = [("classes", _fmt(view.classes), f"distinct combinations of the known columns among the "
+                 f"{_fmt(view.records)} published records"),
+                ("smallest class", _fmt(view.smallest_class), "rows sharing the rarest combination"),
+                ("records alone", _share(view.records_alone), f"share of published records alone {on}"),
+                ("average re-identification risk", _fmt(view.average_risk), "mean over published records of "
+                 "1/|class| on the known columns"),
+                ("highest re-identification risk", _fmt(view.highest_risk), "largest 1/|class|")]
+        if view.groups is not None:
+            rows += [("generating groups", _fmt(view.groups), "groups in the published group column"),
+                     ("smallest group", _fmt(view.smallest_group), "published rows of the smallest group"),
+                     ("rows alone in their group", _share(view.group_alone), "share of published rows that are the "
+                      "only row of their group"),
+                     ("average risk over groups", _fmt(view.group_average_risk), "mean over published rows of "
+                      "1/|group|")]
+        rows.append(("exact copies", _share(view.exact_copies) if view.exact_copies is not None else "not measured",
+                     "share of published rows equal to an input record on every published column (bookkeeping and "
+                     "pseudonyms aside)"))
+        if view.linkage_risk is not None:
+            rows.append(("linkage risk", _fmt(view.linkage_risk), "share of input records whose nearest published "
+                         "record stands for them"))
+        for key, value in view.nearest_distance.items():
+            q = re.fullmatch(r"q(\d+)", key)
+            rows.append((f"nearest distance, {int(q.group(1))}% quantile" if q else f"nearest distance {key}",
+                         _fmt(value), "distance from an input record to its nearest published record (standardized "
+                         "quasi-identifiers)"))
+        parts.append(_table(("figure", "value", "meaning"), [tuple(_e(c) for c in r) for r in rows], num=(1,)))
+        if view.identity_by == "groups":
+            parts.append('<p class="note">The rows are synthesized: a row alone on the known columns leads an attacker '
+                         "to its generating group, which stands for none of its records; the group figures are the "
+                         "ones the safety floor holds this release to.</p>")
+        if view.disclosure:
+            parts.append("<h4>Attribute disclosure</h4>")
+            parts.append('<p class="note">For each protected column: the share of published records whose value an '
+                         "attacker holding their known columns learns (the most common value among the rows sharing "
+                         "them; for numbers, within the tolerance), against the best constant guess without the "
+                         "release (the baseline). The gain is the difference, in points.</p>")
+            parts.append(_table(
+                ("column", "kind", "tolerance", "records", "learned", "baseline", "gain", "re-check from"),
+                [(f"<code>{_e(d.column)}</code>", _e(d.kind), _e(f"±{_fmt(d.tolerance, 3)}") if d.tolerance
+                  is not None else "exact", _e(_fmt(d.records)), _e(_share(d.disclosure)), _e(_share(d.baseline)),
+                  _e(f"{100 * d.gain:+.1f} points"),
+                  "published table" if d.recheck == "published" else "needs the original input")
+                 for d in view.disclosure], num=(2, 3, 4, 5, 6), nowrap=(7,)))
+        elif view.protects == "attribute":
+            parts.append('<p class="muted">No protected column could be measured for attribute disclosure.</p>')
+        if m.parts:
+            parts.append("<h4>Each published table</h4>")
+            rows = []
+            for part in m.parts:
+                v, f = part.privacy.attacker_view, part.privacy.floor
+                if v is None:
+                    rows.append((f"<code>{_e(part.name)}</code>", '<span class="muted">not measured</span>', "", "",
+                                 "", "", _badge(None)))
+                    continue
+                cols = ", ".join(f"<code>{_e(c)}</code>" for c in v.quasi_identifiers + v.counted_columns)
+                rows.append((f"<code>{_e(part.name)}</code>", cols or '<span class="muted">none</span>',
+                             _e(_fmt(v.classes)), _e(_fmt(v.smallest_class)), _e(_share(v.records_alone)),
+                             _e(_fmt(v.average_risk, 3)),
+                             _badge(f.holds if f is not None else None, "holds", "below")))
+            parts.append(_table(("table", "known columns", "classes", "smallest class", "records alone",
+                                 "average risk", "safety floor"), rows, num=(2, 3, 4, 5), nowrap=(0, 6)))
+        if view.uninformative_columns:
+            parts.append(f'<p class="note"><span class="badge t-none">no information</span> '
+                         f"{', '.join(f'<code>{_e(c)}</code>' for c in view.uninformative_columns)}: '*' (or "
+                         "missing) in every published row.</p>")
+        return "".join(parts)
+
+    def _floor(self) -> str:
+        """The safety floor: each applicable row with its figure, limit, value, verdict and where the limit comes
+        from."""
+        m = self.m
+        floor = m.privacy.floor
+        if floor is None:
+            return (f'<p class="muted">This release was {_e(PRE_FLOOR)}: its manifest records no safety floor. '
+                    "Releases made since are held to it whatever their policy says.</p>")
+        applies = {"classes": "equivalence classes", "groups": "generating groups", "records": "record by record",
+                   "attribute": "a protected attribute"}
+        parts = ['<p>Under every policy lies the safety floor: limits no spec can lower, on the attacker\'s view '
+                 "above. The rows that apply follow from what the method protects and how it hides identities "
+                 f"(here: {_e(', '.join(applies.get(a, a) for a in floor.applies) or 'none')}). A release below it "
+                 "is published only when its owner records a reason (<code>privacy.accept_below_floor</code>).</p>"]
+        rows = []
+        for c in floor.claims:
+            rule = floor_rule(c)
+            kind = floor_source_kind(rule)
+            badge = "src-std" if kind == "cited standard" else "src-own"
+            text = rule.source.removeprefix("ppdp's choice: ") if rule is not None else ""
+            source = f'<span class="badge {badge}">{_e(kind)}</span> {_e(text)}'
+            figure = _e(c.measure) + (f'<br><span class="note">{_e(c.worst)}</span>' if c.worst else "")
+            rows.append((f"<code>{_e(c.name.removeprefix('floor: '))}</code>", figure, _e(_fmt(c.value)),
+                         f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(_fmt(c.threshold))}",
+                         _badge(c.passed), "published table" if c.recheck == "published"
+                         else "needs the original input", source))
+        if rows:
+            parts.append(_table(("floor row", "figure", "value", "limit", "verdict", "re-check from", "source"), rows,
+                                num=(2,), nowrap=(0, 3, 4)))
+            parts.append('<p class="note">Source: <span class="badge src-std">cited standard</span> a limit taken '
+                         'from a published standard; <span class="badge src-own">ppdp\'s choice</span> a limit ppdp '
+                         "sets itself, with its reason.</p>")
+        else:
+            parts.append('<p class="muted">No floor row applies to this release.</p>')
+        failed = [c for c in floor.claims if not c.passed]
+        if floor.accepted is not None:
+            a = floor.accepted
+            parts.append(f'<div class="verdict bad">Published below the safety floor on purpose: {_e(a.reason)} '
+                         f"(approved by {_e(a.approved_by)}); {len(failed)} of {len(floor.claims)} floor rows "
+                         "fail.</div>")
+        elif floor_verdict(m) is False:
+            parts.append(f'<div class="verdict bad">Below the safety floor: {len(failed)} of {len(floor.claims)} '
+                         "floor rows fail" + (", or a table's own floor fails" if m.parts else "") + ".</div>")
+        elif floor.claims:
+            parts.append(f'<div class="verdict ok">The release meets the safety floor ({len(floor.claims)} of '
+                         f"{len(floor.claims)} rows hold).</div>")
+        return "".join(parts)
+
+    def _unit_figures(self) -> str:
+        """The privacy unit's own figures: class or group sizes, ARX's risks, pyCANON's models, distances,
+        distortion, paper 002's attacker."""
         m, p = self.m, self.m.privacy
         parts = []
         threshold = next((c.threshold for c in p.claims if c.name == "k"), None)
@@ -1036,7 +1496,7 @@ class _Page:
                              + "</figcaption></figure>")
         r = p.risk
         if r is not None:
-            parts.append("<h3>Re-identification risk</h3>")
+            parts.append("<h4>Re-identification risk</h4>")
             parts.append('<p class="note">ARX\'s attacker models over the classes above (risk 1 means certain '
                          "re-identification).</p>")
             rows = []
@@ -1057,13 +1517,13 @@ class _Page:
                 shown = ", ".join(_fmt(v) for v in value) if isinstance(value, list | tuple) else _fmt(value)
                 rows.append((f"<code>{_e(key)}</code>", _e(shown)))
             if rows:
-                parts.append("<h3>Anonymity models</h3>")
+                parts.append("<h4>Anonymity models</h4>")
                 parts.append(f'<p class="note">pyCANON\'s measures over the classes and the sensitive attributes '
                              f"({', '.join(f'<code>{_e(s)}</code>' for s in p.sensitive_attributes) or 'none'}).</p>")
                 parts.append(_table(("measure", "value"), rows, num=(1,)))
         s = p.synthetic
         if s is not None or p.linkage_risk is not None or p.dcr_quantile is not None:
-            parts.append("<h3>Distance and linkage</h3>")
+            parts.append("<h4>Distance and linkage</h4>")
             rows = []
             link = s.linkage_risk if s is not None and s.linkage_risk is not None else p.linkage_risk
             if link is not None:
@@ -1086,7 +1546,7 @@ class _Page:
             parts.append(_table(("measure", "value", "meaning"), rows, num=(1,)))
         q = p.perturbation
         if q is not None:
-            parts.append("<h3>Value distortion</h3>")
+            parts.append("<h4>Value distortion</h4>")
             parts.append('<p class="note">Paper 004\'s measures, original against published values (rows '
                          "aligned).</p>")
             parts.append(_table(("measure", "value", "meaning"),
@@ -1094,7 +1554,7 @@ class _Page:
                                  in _PERTURBATION_TEXT], num=(1,)))
         att = p.attacker
         if att is not None:
-            parts.append("<h3>Random-query attacker</h3>")
+            parts.append("<h4>Random-query attacker</h4>")
             parts.append(f'<p class="note">Paper 002: {_fmt(att.queries)} random queries built from original '
                          "records' quasi-identifier values, asked of the original table and of the release.</p>")
             sides = [("original", att.original)] if att.release_is_original else [
@@ -1114,7 +1574,7 @@ class _Page:
             parts.append(_table(("measure", *(name for name, _ in sides)), rows, num=tuple(range(1, len(sides) + 1)),
                                 compact=True))
         if not parts:
-            parts.append('<p class="muted">The manifest holds no risk measure.</p>')
+            parts.append('<p class="muted">The manifest holds no figure of the privacy unit.</p>')
         return "".join(parts)
 
     def _class_sizes(self) -> tuple[np.ndarray | None, str]:
@@ -1329,10 +1789,7 @@ class _Page:
     # -- page -----------------------------------------------------------------------------------------------
     def render(self) -> str:
         m = self.m
-        claims = m.privacy.claims
-        verdict = ('<span class="badge ok">every privacy claim holds</span>' if claims and all(
-            c.passed for c in claims) else '<span class="badge bad">a privacy claim fails</span>' if claims
-            else '<span class="badge muted">no privacy claim</span>')
+        floor_ok = floor_verdict(m)
         nav = "".join(f'<a href="#{sid}">{i}. {_e(title)}</a>' for i, (sid, title) in enumerate(SECTIONS, 1))
         sections = []
         for i, (sid, title) in enumerate(SECTIONS, 1):
@@ -1347,10 +1804,11 @@ class _Page:
             f'<meta name="generator" content="ppdp {_e(m.versions.ppdp)}">\n'
             f"<title>Release report: {_e(m.dataset)} {_e(m.release_id)}</title>\n"
             f"<style>{_CSS}</style>\n</head>\n<body>\n"
-            f'<header class="top"><div class="wrap"><p class="eyebrow">ppdp release report</p>'
+            f'<header class="top{" below" if floor_ok is False else ""}"><div class="wrap">'
+            '<p class="eyebrow">ppdp release report</p>'
             f"<h1>{_e(m.dataset)}</h1><p class=\"sub\">Release <code>{_e(m.release_id)}</code> · created "
-            f"{_e(m.created_at.strftime('%Y-%m-%d %H:%M UTC'))} · {_fmt(m.rows)} rows · {_e(m.method.name)} · "
-            f"{verdict}</p></div></header>\n"
+            f"{_e(m.created_at.strftime('%Y-%m-%d %H:%M UTC'))} · {_fmt(m.rows)} rows · {_e(m.method.name)}</p>"
+            f"{self._verdict_badges()}{self._alarm()}</div></header>\n"
             f'<nav class="toc"><div class="wrap">{nav}</div></nav>\n'
             f'<main class="wrap">\n' + "\n".join(sections) + "\n</main>\n"
             '<footer class="wrap">Generated by ppdp from this release folder\'s manifest.json and data.parquet. '

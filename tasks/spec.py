@@ -141,7 +141,8 @@ def load_spec(path: str | os.PathLike[str], overrides: list[str] | None = None) 
     overridden = [apply_override(raw, item) for item in overrides or []]
     try:
         # strict, through JSON: a boolean is not an integer, text is not a number; paths and enums from text
-        spec = ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True)
+        spec = ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True,
+                                               context={"release_spec": True})  # vacuous gates refused
     except ValidationError as exc:
         raise SpecError(f"spec {spec_path}: {format_validation_error(exc, overridden)}") from None
     return resolve_paths(spec, spec_path.resolve().parent)

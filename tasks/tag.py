@@ -52,7 +52,7 @@ from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.core.groups import unique_share
 
 if TYPE_CHECKING:
-    from ppdp.schemas.spec import IdentifierPolicy, ReleaseSpec
+    from ppdp.schemas.spec import ColumnSpec, IdentifierPolicy, ReleaseSpec, TaggingSpec
 
 _IDENTIFIER_TOKENS = {
     "name", "names", "firstname", "lastname", "surname", "fullname", "forename", "email", "mail", "phone",
@@ -325,7 +325,16 @@ def column_label(position: int, name: str) -> str:
 
 
 def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
-    """Give every column of ``frame`` a role, a kind, a treatment and the reason for them.
+    """Give every column of ``frame`` a role, a kind, a treatment and the reason for them, as the spec declares
+    and tags them (:func:`tag_frame`)."""
+    return tag_frame(frame, spec.declared(), spec.tagging, spec.identifiers.action)
+
+
+def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: TaggingSpec,
+              identifier_action: str = "drop") -> Roles:
+    """Give every column of ``frame`` a role, a kind, a treatment and the reason for them: ``declared`` columns
+    as declared, the others by ``tagging``'s rules (see the module docstring); identifiers are dropped or
+    pseudonymized per ``identifier_action``.
 
     Raises
     ------
@@ -333,9 +342,8 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
         ``tagging.undeclared: refuse`` and an undeclared text column could identify someone or carry free text
         (every such column is named by position and name, with the rule that fired; never a value).
     """
-    declared = spec.declared()
     position = {name: i for i, name in enumerate(frame.columns)}
-    id_treatment = "pseudonymized" if spec.identifiers.action == "pseudonymize" else "dropped"
+    id_treatment = "pseudonymized" if identifier_action == "pseudonymize" else "dropped"
     tags: dict[str, ColumnTag] = {}
 
     def put(name: str, role: Role, kind: ColumnKind, source: str, reason: str, order: list[str] | None = None,
@@ -360,7 +368,7 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
     pending: list[str] = []
     named_qis: dict[str, str] = {}
     for name in undeclared:
-        rule = name_rule(name) if spec.tagging.auto else None
+        rule = name_rule(name) if tagging.auto else None
         if rule is None:
             pending.append(name)
         elif rule[0] is Role.identifier:
@@ -369,16 +377,16 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
             named_qis[name] = rule[1]
 
     # conservative rules (not under tagging.undeclared: keep); free text is dropped, never pseudonymized
-    risks = {} if spec.tagging.undeclared == "keep" else {
+    risks = {} if tagging.undeclared == "keep" else {
         name: r for name in undeclared if name not in tags and (r := undeclared_risks(frame[name]))}
-    if spec.tagging.auto:
+    if tagging.auto:
         for name in pending:
             if "prose" in risks.get(name, {}):
                 continue
-            if (rule := value_rule(frame[name], spec.tagging.near_unique_ratio)) is not None:
+            if (rule := value_rule(frame[name], tagging.near_unique_ratio)) is not None:
                 put(name, Role.identifier, infer_kind(frame[name], Role.identifier), "auto", rule[1])
     risky = {name: "; ".join(r.values()) for name, r in risks.items() if name not in tags}
-    if risky and spec.tagging.undeclared == "refuse":
+    if risky and tagging.undeclared == "refuse":
         listed = "; ".join(f"{column_label(position[n], n)}: {r}" for n, r in risky.items())
         raise SpecError(
             f"spec tagging.undeclared is refuse and {len(risky)} undeclared column(s) could identify someone or "
@@ -400,15 +408,15 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
 
     pending = [n for n in pending if n not in tags]
     qis = [n for n, t in tags.items() if t.role is Role.quasi_identifier]
-    base = unique_share(frame, qis) if spec.tagging.auto and pending else 0.0
+    base = unique_share(frame, qis) if tagging.auto and pending else 0.0
     for name in pending:
         series = frame[name]
         role, reason = Role.other, "no identifying name, values or re-identification contribution"
-        if not spec.tagging.auto:
+        if not tagging.auto:
             reason = "not declared (automatic tagging is off)"
         else:
             with_col = unique_share(frame, [*qis, name])
-            if with_col - base >= spec.tagging.reid_contribution:
+            if with_col - base >= tagging.reid_contribution:
                 role = Role.quasi_identifier
                 reason = (
                     f"re-identification contribution: sample uniques rise from {base:.1%} to {with_col:.1%} "

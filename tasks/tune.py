@@ -49,7 +49,8 @@ from ppdp.schemas.reports import Evaluation, LatticeSearch, Roles, TuningTrace
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.groups import equivalence_class_ids
-from ppdp.tasks.privacy.measure import check_gates, interval_privacy, measure_release
+from ppdp.tasks.privacy.judge import judge_release
+from ppdp.tasks.privacy.measure import interval_privacy, measure_release
 from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder, parts_accuracy
 
@@ -79,6 +80,12 @@ def privacy_figure(train: pd.DataFrame, release, roles: Roles, policy: PrivacyTh
     return report.dcr_quantile
 
 
+def meets_policy(report) -> bool:
+    """Every gate passes and the release meets the safety floor (or the policy accepts publishing below it)."""
+    floor = report.floor
+    return report.passed and floor is not None and (floor.holds or floor.accepted is not None)
+
+
 def evaluate_value(
     sanitizer: Sanitizer,
     parameter: str,
@@ -97,7 +104,8 @@ def evaluate_value(
     started = time.perf_counter()
     encoder = feature_encoder(train, roles, standardize)
     every_row = sanitizer.covers_every_row  # sanitize every row; train and test on the release's own rows
-    source = pd.concat([train, test], ignore_index=True) if every_row else train
+    everything = pd.concat([train, test], ignore_index=True)  # every input record, for the floor's exact copies
+    source = everything if every_row else train
     privacy, accs, per, meets = [], [], [], []
     for r in range(repeats):
         run = sanitizer.with_params(**{parameter: value, "seed": sanitizer.seed + r})
@@ -105,18 +113,20 @@ def evaluate_value(
         if release.parts:  # a partitioned release: one report over every part gives the figure and the gates
             from ppdp.tasks.privacy.parts import measure_release_parts
 
-            parts_report = measure_release_parts(release, roles, policy or PrivacyThresholds())[0]
+            parts_report = measure_release_parts(release, roles, policy or PrivacyThresholds(),
+                                                 protected=sanitizer.protected_columns(roles))[0]
             p = None if parts_report.k is None else float(parts_report.k)  # the smallest class of any part
             if check_policy:
-                meets.append(parts_report.passed)
+                meets.append(meets_policy(parts_report))
         else:
             p = privacy_figure(source, release, roles, policy, sanitizer.seed + r)
         if p is not None:
             privacy.append(p)
         if check_policy and not release.parts:
-            report = measure_release(source, release, roles, thresholds=policy, attack_queries=0,
-                                     seed=sanitizer.seed + r)
-            meets.append(check_gates(report, policy or PrivacyThresholds()).passed)
+            report = judge_release(source, release, roles, policy or PrivacyThresholds(),
+                                   protects=sanitizer.protects, protected=sanitizer.protected_columns(roles),
+                                   seed=sanitizer.seed + r, everything=everything, attack_queries=0)
+            meets.append(meets_policy(report))
         if release.parts:
             cls = roles.class_column
             acc, per_class, _ = parts_accuracy({p.name: p.frame for p in release.parts}, release.recode(test),

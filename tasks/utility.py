@@ -26,6 +26,11 @@ def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed:
     return frame.iloc[train].reset_index(drop=True), frame.iloc[test].reset_index(drop=True)
 
 
+def join_rows(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
+    """Every input record after the hold-out (training rows first, then the held-out ones), index reset."""
+    return pd.concat([train, test], ignore_index=True)
+
+
 def holdout_positions(frame: pd.DataFrame, class_column: str, fraction: float, seed: int
                       ) -> tuple[np.ndarray, np.ndarray]:
     """The positions of :func:`split_holdout`'s (training rows, held-out rows) in ``frame``."""
@@ -257,6 +262,20 @@ def delta_r(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataF
             r_o = accuracy(train_original, test, roles, name, encoder, seed)[0]
         out.append(DeltaR(classifier=name, accuracy=r_p, accuracy_original=r_o, value=r_p - keep * r_o))
     return out
+
+
+def name_classes(report: UtilityReport, release, class_column: str | None, k: int) -> UtilityReport:
+    """``report`` with every class label that the published data holds fewer than ``k`` times (or not at all: a
+    label only held-out rows carry) replaced by ``class #i``, its position among the sorted labels: labels reach
+    the manifest, the report, the CLI summary and Prefect's artifacts."""
+    frames = [p.frame for p in release.parts] if release.parts else [release.frame]
+    frame = frames[0]  # every part holds every record's class
+    counts = (frame[class_column].dropna().astype(str).value_counts().to_dict()
+              if class_column is not None and class_column in frame.columns else {})
+    order = sorted(c.label for c in report.per_class)
+    named = [c if counts.get(c.label, 0) >= k else c.model_copy(update={"label": f"class #{order.index(c.label)}"})
+             for c in report.per_class]
+    return report.model_copy(update={"per_class": named})
 
 
 def _worst_class(per_class: dict[str, float], baseline: dict[str, float]) -> str | None:

@@ -79,15 +79,30 @@ def test_perturbation_tree_leaf_size_is_tuned(workspace):
     assert manifest.method.params["leaf_size"] == manifest.tuning.chosen
 
 
-def test_uma_release_publishes_and_revalidates(workspace):
-    folder = publish(workspace, "uma", privacy={"min_vd": 0.001, "max_linkage_risk": 1.0},
+BELOW_FLOOR = {"reason": "a test of publishing below the floor on purpose", "approved_by": "the test suite"}
+
+
+def test_uma_is_refused_by_the_floor_and_publishes_only_below_it_on_purpose(workspace):
+    # UMA keeps every category and rounds numbers to run means: most rows are their own record verbatim
+    line = refused(workspace, "uma_refused", 3, privacy={"min_vd": 0.001}, method={"name": "uma", "k": 5})
+    assert "safety floor" in line and "exact copies" in line and "linkage risk" in line
+    folder = publish(workspace, "uma", privacy={"min_vd": 0.001, "accept_below_floor": BELOW_FLOOR},
                      method={"name": "uma", "k": 5})
     manifest = load_manifest(folder)
     assert manifest.unit == "record" and manifest.privacy.k is None
+    floor = manifest.privacy.floor
+    assert not floor.holds and floor.accepted.reason == BELOW_FLOOR["reason"]
+    assert {c.name for c in floor.failed} == {"floor: exact copies", "floor: linkage risk"}
+    # an independent recount of the exact copies: published rows equal to an input row on every published column
     data = pd.read_parquet(folder / "data.parquet")
-    assert data["age"].value_counts().min() >= 1
+    original = pd.read_csv(workspace.data, dtype={"zip": str})[list(data.columns)]
+    key = data.astype(str).agg("|".join, axis=1)
+    copies = key.isin(set(original.astype(str).agg("|".join, axis=1)))
+    assert copies.mean() == pytest.approx(manifest.privacy.attacker_view.exact_copies, abs=1e-12)
+    assert copies.mean() > 0.01
+    assert "BELOW THE SAFETY FLOOR" in (folder.parent / "run.out").read_text()
     ok = ppdp("validate", "--release", folder, "--original", workspace.data)
-    assert ok.exit_code == 0, ok.output
+    assert ok.exit_code == 5 and "BELOW THE SAFETY FLOOR" in ok.output, ok.output
 
 
 def test_sample_generation_release_publishes_and_revalidates(workspace):
@@ -112,13 +127,26 @@ def test_sample_generation_release_publishes_and_revalidates(workspace):
 
 
 def test_svd_release_with_tuned_rank_publishes_and_revalidates(workspace):
-    folder = publish(workspace, "svd", privacy={"min_vd": 0.001, "max_linkage_risk": 1.0},
-                     method={"name": "svd", "sparsity": 0.15},
-                     tuning={"strategy": "grid", "objective": "best_utility_meeting_policy"})
+    # SVD perturbs numbers only: on a numeric table (the breast cancer measurements) it can hide records
+    data = Path(__file__).resolve().parents[1] / "examples" / "data" / "breast_cancer.csv"
+    qis = ["mean_radius", "mean_texture", "mean_perimeter", "mean_area", "mean_smoothness"]
+    folder = publish(workspace, "svd", data=data, columns={**{q: "quasi_identifier" for q in qis},
+                                                           "diagnosis": "class"},
+                     privacy={"min_vd": 0.05, "max_linkage_risk": 0.5}, method={"name": "svd", "sparsity": 0.3},
+                     tuning={"strategy": "grid", "objective": "best_utility_meeting_policy", "min": 1, "max": 4})
     manifest = load_manifest(folder)
     assert manifest.tuning.parameter == "rank" and manifest.method.params["rank"] >= 1
-    ok = ppdp("validate", "--release", folder, "--original", workspace.data)
+    assert manifest.privacy.floor.holds and manifest.privacy.attacker_view.exact_copies == 0.0
+    ok = ppdp("validate", "--release", folder, "--original", data)
     assert ok.exit_code == 0, ok.output
+
+
+def test_svd_on_a_table_of_categories_is_refused_by_the_floor(workspace):
+    # the numbers move a lot (value difference well above the policy's) but the census categories are published as
+    # they are: records stay linkable to their own rows, and some rows are exact copies
+    line = refused(workspace, "svd_census", 3, privacy={"min_vd": 0.01},
+                   method={"name": "svd", "rank": 1, "sparsity": 0.15})
+    assert "safety floor" in line and "linkage risk" in line
 
 
 def test_a_confidential_attribute_that_is_not_numeric_is_refused(workspace):
@@ -167,8 +195,9 @@ def test_value_difference_is_measured_over_complete_pairs_when_cells_are_missing
     frame.loc[frame.index[::7], "hours_per_week"] = None  # a numeric attribute with missing cells
     holes = workspace.dir / "holes.csv"
     frame.to_csv(holes, index=False)
-    folder = publish(workspace, "holes", data=holes, privacy={"min_vd": 0.001}, method={"name": "uma", "k": 5})
+    folder = publish(workspace, "holes", data=holes, privacy={"min_vd": 0.001, "accept_below_floor": BELOW_FLOOR},
+                     method={"name": "uma", "k": 5})
     manifest = load_manifest(folder)
     assert manifest.privacy.perturbation is not None and manifest.privacy.perturbation.vd > 0.001
     ok = ppdp("validate", "--release", folder, "--original", holes)
-    assert ok.exit_code == 0, ok.output
+    assert ok.exit_code == 5 and "DOES NOT HOLD" not in ok.output, ok.output  # 5: below the floor, on purpose

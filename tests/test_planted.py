@@ -28,9 +28,12 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 METHODS = [
     pytest.param({"method": {"name": "condensation", "variant": "class_wise", "k": 20},
                   "tuning": {"strategy": "fixed"}}, id="condensation"),
-    pytest.param({"method": {"name": "mdav", "k": 10}, "tuning": {"strategy": "fixed"}}, id="mdav"),
-    pytest.param({"method": {"name": "noise", "scale": 0.3}, "tuning": {"strategy": "fixed"},
-                  "privacy": {"max_linkage_risk": 1.0}}, id="noise"),
+    pytest.param({"method": {"name": "mdav", "k": 12}, "tuning": {"strategy": "fixed"},
+                  "privacy": {"k": 12}}, id="mdav"),
+    pytest.param({"method": {"name": "noise", "scale": 1.0}, "tuning": {"strategy": "fixed"},
+                  "privacy": {"max_linkage_risk": 0.9,  # this small table stays linkable: below the floor on purpose
+                              "accept_below_floor": {"reason": "a test of planted values, not of the floor",
+                                                     "approved_by": "the test suite"}}}, id="noise"),
 ]
 
 ROWS = 400
@@ -114,7 +117,7 @@ def test_no_planted_value_is_published_or_stored(tmp_path, method):
     assert "%" in roles["tax_ref"].reason and "social security" in roles["tax_ref"].reason
     assert "prose" in roles["remarks"].reason and "many distinct values" in roles["holder"].reason
     assert [c.position for c in manifest.roles.columns] == list(range(frame.shape[1]))
-    rare = {c.name: c for c in manifest.rare_categories.columns}
+    rare = {c.name: c for c in manifest.rare_categories.columns if c.counted_on == "input"}  # the first pass
     k = manifest.spec.privacy.k or 2  # record methods have no k: the rule uses 2
     city_counts = frame["city"].value_counts()
     rare_cities = city_counts[city_counts < k]
@@ -128,9 +131,9 @@ def test_no_planted_value_is_published_or_stored(tmp_path, method):
     # every published categorical cell holds a value seen at least k times in the input (or the token / missing)
     for column in ["city", "cosigner", "sex", "race", "zip", "occupation", "marital_status"]:
         counts = frame[column].astype(str).value_counts()
-        token = rare[column].token if column in rare else None
+        tokens = {c.token for c in manifest.rare_categories.columns if c.name == column}  # either pass's
         for value in published[column].dropna().astype(str).unique():
-            assert value == token or counts.get(value, 0) >= k, (column, "a rare input value is published")
+            assert value in tokens or counts.get(value, 0) >= k, (column, "a rare input value is published")
 
     # search everywhere for every planted value
     cells = "\n".join(str(v) for v in published.to_numpy(dtype=object).ravel())

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -23,7 +24,9 @@ from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
 from ppdp.schemas.manifest import Manifest
-from ppdp.schemas.reports import LatticeSearch, SyntheticMeasures, TuningTrace
+from ppdp.schemas.privacy import FLOOR
+from ppdp.schemas.reports import AcceptedBelowFloor, LatticeSearch, SyntheticMeasures, TuningTrace
+from ppdp.tasks.privacy.attacker import describe_floor_claim
 from ppdp.tasks.report import (
     REPORT_NAME,
     SECTIONS,
@@ -57,7 +60,7 @@ def ppdp(*args: object):
 
 @pytest.fixture(scope="module")
 def releases(tmp_path_factory, prefect_harness) -> dict[str, Path]:
-    """{"mdav": folder, "condensation": folder}: two releases of the canary table."""
+    """{"mdav": folder, "condensation": folder, "tree": folder}: three releases of the canary table."""
     base = tmp_path_factory.mktemp("report")
     frame = census(600, seed=3)
     frame["hobby"] = [("chess", "golf", "music")[i % 3] for i in range(len(frame))]
@@ -70,11 +73,16 @@ def releases(tmp_path_factory, prefect_harness) -> dict[str, Path]:
     assert all(frame[c].eq(v).sum() == 1 for c, v in CANARIES.items())
     root = base / "releases"
     specs = {
-        "mdav": base_spec(data, root, dataset="census_mdav", method={"name": "mdav", "k": 10},
+        # k = 12: classes of 12 to 23 records keep the average re-identification risk under the safety floor's 0.09
+        "mdav": base_spec(data, root, dataset="census_mdav", method={"name": "mdav", "k": 12},
                           privacy={"k": 5, "max_prosecutor_risk": 0.2}),
         "condensation": base_spec(data, root, dataset="census_cond", method__k=None,
                                   tuning={"strategy": "grid", "min": 10, "max": 30, "buckets": 3}),
+        # protects an attribute: the quasi-identifiers are published unchanged (identity_by "none")
+        "tree": base_spec(data, root, dataset="census_tree", privacy={"k": 10},
+                          method={"name": "perturbation_tree", "leaf_size": 20}),
     }
+    specs["tree"]["columns"]["hours_per_week"] = "sensitive"
     out = {}
     for name, spec in specs.items():
         spec["columns"]["hobby"] = "other"
@@ -106,7 +114,7 @@ def folder_state(folder: Path) -> dict[str, bytes]:
 
 
 # -- the page ------------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["mdav", "condensation"])
+@pytest.mark.parametrize("name", ["mdav", "condensation", "tree"])
 def test_report_is_deterministic_self_contained_and_has_every_section(releases, name):
     folder = releases[name]
     first, second = render_report(folder), render_report(folder)
@@ -223,6 +231,176 @@ def test_report_module_imports_neither_prefect_nor_great_expectations(releases):
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+
+
+# -- green means safe: the attacker's view and the safety floor first ----------------------------------------------
+def load(folder: Path) -> Manifest:
+    return Manifest.model_validate_json((folder / "manifest.json").read_bytes())
+
+
+def section(html: str, sid: str) -> str:
+    start = html.index(f'<section id="{sid}">')
+    return html[start:html.index("</section>", start)]
+
+
+def header(html: str) -> str:
+    return html[html.index('<header class="top'):html.index("</header>")]
+
+
+def opening(html: str) -> str:
+    """The first paragraph of the first section."""
+    summary = section(html, "summary")
+    start = summary.index("<p")
+    return summary[start:summary.index("</p>", start)]
+
+
+def test_opening_paragraph_says_what_is_and_is_not_protected(releases):
+    tree, mdav, cond = (load(releases[n]) for n in ("tree", "mdav", "condensation"))
+    assert tree.privacy.attacker_view.identity_by == "none" and mdav.privacy.attacker_view.identity_by == "classes"
+    first = opening(render_report(releases["tree"]))
+    assert "It does not protect against identity disclosure: who is in which row is not hidden" in first
+    assert "quasi-identifiers (age, sex, zip, race, marital_status, education, occupation) are published " \
+           "unchanged" in first
+    alone = tree.privacy.attacker_view.records_alone
+    assert f"and {100 * alone:.1f}% of the published records are alone on them" in first
+    [d] = tree.privacy.attacker_view.disclosure  # what it protects: hours_per_week, against the baseline
+    assert "protects against attribute disclosure of hours_per_week" in first
+    assert f"for {100 * d.disclosure:.1f}% of the records, against {100 * d.baseline:.1f}% by the best constant " \
+           "guess" in first
+    first = opening(render_report(releases["mdav"]))
+    assert "protects against identity disclosure" in first and "equivalence classes hide identities" in first
+    assert f"the smallest class holds {mdav.privacy.attacker_view.smallest_class} records" in first
+    assert "published unchanged" not in first
+    first = opening(render_report(releases["condensation"]))
+    assert "generating groups hide identities" in first and f"({cond.privacy.attacker_view.groups} groups" in first
+
+
+def test_the_badge_shows_the_policy_and_the_safety_floor(releases):
+    assert load(releases["mdav"]).privacy.floor.holds
+    top = header(render_report(releases["mdav"]))
+    assert top.startswith('<header class="top">')  # not red
+    assert re.search(r'<p class="verdicts"><span class="badge ok">policy holds</span>'
+                     r'<span class="badge ok">safety floor holds</span></p>', top), top
+
+
+def test_a_release_below_the_floor_has_a_red_header_with_its_reason(releases, tmp_path):
+    folder = copy_release(releases["mdav"], tmp_path)
+    manifest = load(folder)
+    floor = manifest.privacy.floor
+    failing = [c.model_copy(update={"value": 0.125, "passed": False}) if c.name == "floor: average risk" else c
+               for c in floor.claims]
+    failed = [describe_floor_claim(c) for c in failing if not c.passed]
+    reason = "paper 003 baseline <for comparison>"
+    below = floor.model_copy(update={"holds": False, "claims": failing, "accepted": AcceptedBelowFloor(
+        reason=reason, approved_by="data owner & DPO", failed=failed)})
+    manifest = edit_manifest(folder, privacy=manifest.privacy.model_copy(update={"floor": below}))
+    html = render_report(folder)
+    top = header(html)
+    assert top.startswith('<header class="top below">')
+    assert '<span class="badge ok">policy holds</span><span class="badge bad">below the safety floor</span>' in top
+    assert "Published below the safety floor: paper 003 baseline &lt;for comparison&gt;" in top
+    assert "Approved by <b>data owner &amp; DPO</b>" in top
+    assert len(failed) == 1 and failed[0].startswith("average risk 0.125 (floor <= 0.09)")
+    assert f"<li>{failed[0].replace('<', '&lt;')}</li>" in top  # each failed floor row, escaped
+    assert "It is below the safety floor (average risk): published on purpose" in opening(html)
+    assert 'class="verdict bad">Published below the safety floor on purpose' in section(html, "risk")
+    md = report_markdown(manifest)
+    assert md.startswith("**Verdict: policy holds · below the safety floor**\n")
+    assert "**Published below the safety floor: paper 003 baseline &lt;for comparison&gt;** (approved by data " \
+           "owner &amp; DPO)" in md
+    figures = {r["name"]: r["value"] for r in report_table(manifest)}
+    assert figures["safety floor"] == "below the safety floor"
+    assert [r["verdict"] for r in report_table(manifest) if r["name"] == "floor: average risk"] == ["fails"]
+
+
+def test_a_manifest_made_before_the_floor_still_renders(releases, tmp_path):
+    folder = copy_release(releases["mdav"], tmp_path)
+    manifest = load(folder)
+    manifest = edit_manifest(folder, privacy=manifest.privacy.model_copy(update={"attacker_view": None,
+                                                                                   "floor": None}))
+    html = render_report(folder)
+    assert html == render_report(folder)
+    top = header(html)
+    assert top.startswith('<header class="top">')
+    assert '<span class="badge muted">made before the safety floor (not measured)</span>' in top
+    assert "made before the safety floor" in opening(html)
+    risk = section(html, "risk")
+    assert risk.count("made before the safety floor") == 2  # no attacker's view, no floor table
+    assert "Distribution of" in risk and "Re-identification risk" in risk  # the unit's own figures still there
+    md = report_markdown(manifest)
+    assert md.startswith("**Verdict: policy holds · made before the safety floor (not measured)**")
+    rows = report_table(manifest)
+    assert not [r for r in rows if r["kind"] == "floor" or str(r["name"]).startswith("attacker")]
+
+
+def test_a_column_starred_in_every_row_is_called_out(releases, tmp_path):
+    folder = copy_release(releases["mdav"], tmp_path)
+    data = pd.read_parquet(folder / "data.parquet")
+    data["occupation"] = "*"
+    data.to_parquet(folder / "data.parquet")
+    manifest = load(folder)
+    assert "occupation" not in manifest.privacy.attacker_view.uninformative_columns
+    assert "no information" not in render_report(folder)
+    view = manifest.privacy.attacker_view.model_copy(update={"uninformative_columns": ["occupation"]})
+    manifest = edit_manifest(folder, privacy=manifest.privacy.model_copy(update={"attacker_view": view}))
+    summary = section(render_report(folder), "summary")
+    [row] = re.findall(r"<tr><td class=\"num\">\d+</td><td><code>occupation</code></td>.*?</tr>", summary)
+    assert '<span class="badge t-none">no information</span>' in row  # in the columns table
+    assert "<code>occupation</code> is '*' (or missing) in every published row: it carries no information." \
+           in summary
+    assert "carry no information ('\\*' or missing in every row): occupation" in report_markdown(manifest)
+    assert {r["name"]: r["value"] for r in report_table(manifest)}["attacker: uninformative columns"] == "occupation"
+
+
+def test_the_risk_section_leads_with_the_attacker_then_the_floor_then_the_unit(releases):
+    for name in ("mdav", "condensation", "tree"):
+        manifest = load(releases[name])
+        risk = section(render_report(releases[name]), "risk")
+        order = [risk.index(h) for h in ('<h3 class="block">What an attacker sees</h3>',
+                                         '<h3 class="block">The safety floor</h3>',
+                                         '<h3 class="block">The privacy unit\'s own figures', "Distribution of")]
+        assert order == sorted(order) and order[0] < risk.index("<p"), name
+        floor_table = risk[order[1]:order[2]]
+        claims = manifest.privacy.floor.claims
+        assert claims and floor_table.count("<tr>") == len(claims) + 1, name  # one row per floor claim
+        for c in claims:
+            [rule] = [r for r in FLOOR if c.name.removeprefix("floor: ").startswith(r.key.replace("_", " "))]
+            text = rule.source.removeprefix("ppdp's choice: ")
+            kind = "ppdp&#x27;s choice" if rule.source.startswith("ppdp's choice") else "cited standard"
+            assert f"{kind}</span> {escape(text)}" in floor_table, (name, c.name)
+        view = manifest.privacy.attacker_view
+        attacker = risk[order[0]:order[1]]
+        assert f"records alone</td><td class=\"num\">{100 * view.records_alone:.1f}%" in attacker, name
+    tree = load(releases["tree"]).privacy.attacker_view
+    [d] = tree.disclosure
+    risk = section(render_report(releases["tree"]), "risk")
+    assert "<h4>Attribute disclosure</h4>" in risk and ">baseline</th>" in risk
+    assert (f"<td class=\"num\">{100 * d.disclosure:.1f}%</td><td class=\"num\">{100 * d.baseline:.1f}%</td>"
+            f"<td class=\"num\">{100 * d.gain:+.1f} points</td>") in risk
+    assert tree.counted_columns == ["hobby"] and "<dt>counted in beside them</dt><dd><code>hobby</code>" in risk
+    assert "European Medicines Agency" in section(render_report(releases["mdav"]), "risk")  # a cited standard
+
+
+def test_markdown_starts_with_the_verdict_and_the_attacker_and_the_table_has_floor_rows(releases):
+    for name in ("mdav", "tree"):
+        manifest = load(releases[name])
+        md = report_markdown(manifest)
+        lines = md.splitlines()
+        assert lines[0] == "**Verdict: policy holds · safety floor holds**", name
+        attacker = lines.index("**What an attacker sees:**")
+        assert attacker < lines.index(next(x for x in lines if x.startswith("# Release")))
+        assert lines[attacker + 1].startswith("- records alone "), name
+        assert "| floor: " in md
+        rows = report_table(manifest)
+        assert len({tuple(sorted(r)) for r in rows}) == 1  # the floor rows have the same keys
+        floor = [r for r in rows if r["kind"] == "floor"]
+        assert [r["name"] for r in floor] == [c.name for c in manifest.privacy.floor.claims] and floor
+        assert all(r["verdict"] == "holds" and r["threshold"] is not None for r in floor)
+        names = [r["name"] for r in rows]
+        assert names[:2] == ["policy", "safety floor"]
+        assert rows[1]["value"] == "safety floor holds"
+        assert names.index("attacker: records alone") < names.index("linkage risk" if name == "tree" else "classes")
+    assert "- attribute 'hours\\_per\\_week': learned within" in report_markdown(load(releases["tree"]))
 
 
 # -- ppdp report ---------------------------------------------------------------------------------------------------

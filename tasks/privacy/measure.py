@@ -379,6 +379,15 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
          report.dcr_quantile, True, None, recheck="original")
     gate("min_vd", "min_vd", "paper 004's value difference ||A - A'||_F / ||A||_F over the numeric attributes",
          thresholds.min_vd, report.perturbation.vd if report.perturbation else None, True, None, recheck="original")
+    view = report.attacker_view
+    gain = view.disclosure_gain if view is not None else None
+    worst_d = max(view.disclosure, key=lambda d: d.gain) if view is not None and view.disclosure else None
+    gate("max_disclosure_gain", "max_disclosure_gain", "attribute disclosure above the best constant guess (share of "
+         "published records whose protected value an attacker holding their quasi-identifiers learns, minus the "
+         "baseline), largest over the protected columns", thresholds.max_disclosure_gain, gain, False,
+         None if worst_d is None else f"attribute '{worst_d.column}'",
+         recheck="published" if worst_d is not None and all(d.recheck == "published" for d in view.disclosure)
+         else "original")
     return report.model_copy(update={"claims": claims})
 
 

@@ -13,25 +13,34 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ppdp.schemas.base import Role
+from ppdp.schemas.methods import Protection
 from ppdp.schemas.privacy import PrivacyThresholds
-from ppdp.schemas.reports import Claim, PrivacyReport, Roles
+from ppdp.schemas.reports import AcceptedBelowFloor, Claim, FloorReport, PrivacyReport, Roles
+from ppdp.tasks.privacy.attacker import accept_of, attacker_view, check_floor, describe_floor_claim
 from ppdp.tasks.privacy.measure import _class_measures, check_gates
+
+
+def part_measures(frame: pd.DataFrame, qis: Sequence[str], roles: Roles, policy: PrivacyThresholds,
+                  hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None
+                  ) -> PrivacyReport:
+    """One part's privacy over its equivalence classes (rows sharing the part's quasi-identifier values; a part
+    without quasi-identifiers is one class), not yet gated."""
+    qis = [q for q in qis if q in frame.columns]
+    sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
+    pop = population[[q for q in qis if q in population.columns]] if population is not None and qis else None
+    return _class_measures(frame, qis, qis, sas, policy, pop if pop is not None and pop.shape[1] else None,
+                           hierarchies)
 
 
 def part_report(frame: pd.DataFrame, qis: Sequence[str], roles: Roles, policy: PrivacyThresholds,
                 hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None
                 ) -> PrivacyReport:
-    """One part's privacy over its equivalence classes (rows sharing the part's quasi-identifier values; a part
-    without quasi-identifiers is one class), gated by the policy."""
-    qis = [q for q in qis if q in frame.columns]
-    sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
-    pop = population[[q for q in qis if q in population.columns]] if population is not None and qis else None
-    report = _class_measures(frame, qis, qis, sas, policy, pop if pop is not None and pop.shape[1] else None,
-                             hierarchies)
-    return check_gates(report, policy)
+    """:func:`part_measures` gated by the policy."""
+    return check_gates(part_measures(frame, qis, roles, policy, hierarchies, population), policy)
 
 
-def _worse(claim: Claim, than: Claim) -> bool:
+def worse(claim: Claim, than: Claim) -> bool:
+    """Is ``claim`` worse than ``than`` (further on the failing side of its comparison; unmeasured is worst)?"""
     if claim.value is None or than.value is None:
         return claim.value is None and than.value is not None
     return claim.value < than.value if claim.comparison == ">=" else claim.value > than.value
@@ -53,7 +62,7 @@ def combine(reports: Sequence[tuple[str, PrivacyReport]]) -> PrivacyReport:
             tagged = c.model_copy(update={"worst": f"{name}" + (f": {c.worst}" if c.worst else ""),
                                           "measure": f"{c.measure}, worst over the parts"})
             failed[c.name] = failed.get(c.name, False) or not c.passed
-            if c.name not in claims or _worse(c, claims[c.name]):
+            if c.name not in claims or worse(c, claims[c.name]):
                 claims[c.name] = tagged
     merged = [c.model_copy(update={"passed": not failed[c.name]}) for c in claims.values()]
     qis = list(dict.fromkeys(q for _, r in reports for q in r.quasi_identifiers))
@@ -70,21 +79,76 @@ discloses none, so they do not apply to it (as long as some part publishes one; 
 every part and fail closed)."""
 
 
-def measure_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles: Roles, policy: PrivacyThresholds,
-                  hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None
-                  ) -> tuple[PrivacyReport, list[PrivacyReport]]:
-    """(the release's combined report, each part's report) for parts given as (name, table, quasi-identifiers)."""
+def part_thresholds(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles: Roles,
+                    policy: PrivacyThresholds) -> list[PrivacyThresholds]:
+    """The thresholds each part is gated on: the policy, less the gates on a sensitive attribute for a part that
+    publishes none (as long as some part does)."""
     sensitive = set(roles.names(Role.sensitive))
     holds = [bool(sensitive & set(frame.columns)) for _, frame, _ in parts]
     without = policy.model_copy(update=dict.fromkeys(SENSITIVE_GATES))
-    each = [part_report(frame, qis, roles, policy if has or not any(holds) else without, hierarchies, population)
-            for (_, frame, qis), has in zip(parts, holds)]
-    return combine([(name, r) for (name, _, _), r in zip(parts, each)]), each
+    return [policy if has or not any(holds) else without for has in holds]
+
+
+def measure_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles: Roles, policy: PrivacyThresholds,
+                  hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None,
+                  protected: Sequence[str] | None = None) -> tuple[PrivacyReport, list[PrivacyReport]]:
+    """(the release's combined report, each part's report) for parts given as (name, table, quasi-identifiers):
+    claims, the attacker's view and the safety floor of each part, and of the release at its worst part
+    (:func:`judge_parts`). A partitioned release protects identities by classes;
+    ``protected``: the columns whose values the attacker must not learn (default: the sensitive ones)."""
+    return judge_parts(parts, roles, policy, protects="identity",
+                       protected=roles.names(Role.sensitive) if protected is None else protected,
+                       hierarchies=hierarchies, population=population)
 
 
 def measure_release_parts(release, roles: Roles, policy: PrivacyThresholds,
-                          hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None
-                          ) -> tuple[PrivacyReport, list[PrivacyReport]]:
+                          hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None,
+                          protected: Sequence[str] | None = None) -> tuple[PrivacyReport, list[PrivacyReport]]:
     """:func:`measure_parts` of a partitioned :class:`~ppdp.tasks.sanitize.base.Release`'s parts."""
     return measure_parts([(p.name, p.frame, p.quasi_identifiers) for p in release.parts], roles, policy,
-                         hierarchies, population)
+                         hierarchies, population, protected)
+
+
+def judge_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles: Roles, policy: PrivacyThresholds,
+                *, protects: Protection, protected: Sequence[str],
+                hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None
+                ) -> tuple[PrivacyReport, list[PrivacyReport]]:
+    """A partitioned release (DMPD): every part measured over its own quasi-identifiers, seen by the attacker on its
+    own and held to the floor; the release's report takes every claim and floor figure at its worst part."""
+    from ppdp.tasks.privacy.parts import combine, part_measures, part_thresholds
+
+    each = []
+    for (_, frame, qis), thresholds in zip(parts, part_thresholds(parts, roles, policy)):
+        base = part_measures(frame, qis, roles, thresholds, hierarchies, population)
+        view = attacker_view(frame, roles, protects=protects, unit="equivalence_class", quasi_identifiers=qis,
+                             protected=protected, published_truth=True)
+        report = check_gates(base.model_copy(update={"attacker_view": view}), thresholds)
+        each.append(report.model_copy(update={"floor": check_floor(view, protected, "equivalence_class",
+                                                                   accept_of(policy))}))
+    combined = combine([(name, r) for (name, _, _), r in zip(parts, each)])
+    return combined.model_copy(update={"floor": combine_floors([(n, r.floor) for (n, _, _), r in zip(parts, each)],
+                                                               accept_of(policy))}), each
+
+
+def combine_floors(floors: Sequence[tuple[str, FloorReport | None]], accept=None) -> FloorReport:
+    """The release's floor from its parts': each claim at its worst part (named in ``worst``), holding only if it
+    holds on every part."""
+    claims: dict[str, Claim] = {}
+    failed: dict[str, bool] = {}
+    applies: list[str] = []
+    for name, floor in floors:
+        if floor is None:
+            continue
+        applies += [a for a in floor.applies if a not in applies]
+        for c in floor.claims:
+            tagged = c.model_copy(update={"worst": f"{name}" + (f": {c.worst}" if c.worst else "")})
+            failed[c.name] = failed.get(c.name, False) or not c.passed
+            if c.name not in claims or worse(c, claims[c.name]):
+                claims[c.name] = tagged
+    merged = [c.model_copy(update={"passed": not failed[c.name]}) for c in claims.values()]
+    holds = bool(merged) and all(c.passed for c in merged)
+    accepted = None
+    if not holds and accept is not None:
+        accepted = AcceptedBelowFloor(reason=accept.reason, approved_by=accept.approved_by,
+                                      failed=[describe_floor_claim(c) for c in merged if not c.passed])
+    return FloorReport(holds=holds, applies=applies, claims=merged, accepted=accepted)

@@ -28,11 +28,12 @@ from pydantic import ValidationError
 from ppdp.schemas.base import Role
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.methods import GROUP_COLUMN
-from ppdp.schemas.reports import Claim, PrivacyReport
+from ppdp.schemas.reports import AcceptedBelowFloor, Claim, PrivacyReport
 from ppdp.tasks.core.errors import InputError
-from ppdp.tasks.privacy.measure import _class_measures, check_gates, measure_release
+from ppdp.tasks.privacy.attacker import attacker_view, check_floor
+from ppdp.tasks.privacy.measure import _class_measures, check_gates
 
-Verdict = Literal["holds", "does not hold", "not re-checked"]
+Verdict = Literal["holds", "does not hold", "not re-checked", "below the floor, accepted"]
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,19 @@ class ReleaseCheck:
         return bool(self.checks) and all(c.verdict == "holds" for c in self.checks)
 
     @property
+    def below_floor(self) -> AcceptedBelowFloor | None:
+        """The owner's decision to publish below the safety floor, when the manifest records one."""
+        floor = self.manifest.privacy.floor
+        return floor.accepted if floor is not None else None
+
+    @property
     def exit_code(self) -> int:
-        """0 every claim holds; 3 a claim does not hold; 4 some claim could not be re-checked (no original)."""
+        """0 every claim holds; 3 a claim does not hold; 5 every re-checked claim holds but the release was
+        published below the safety floor on purpose; 4 some claim could not be re-checked (no original)."""
         if any(c.verdict == "does not hold" for c in self.checks):
             return 3
+        if self.below_floor is not None:
+            return 5
         return 0 if self.holds else 4
 
 
@@ -150,8 +160,8 @@ def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
 
 def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
     """Re-run the release from the original input (as the flow ran it: read and type, drop identifiers, merge
-    rare values, hold out, sanitize with the recorded parameters and seed); returns (training rows, release,
-    note). The note says how the reproduction compares with the published table."""
+    rare values, hold out, sanitize with the recorded parameters and seed); returns (training rows, release, whether
+    it equals the published table, a note saying how it compares, every input record after the rare-value rule)."""
     from ppdp.tasks import rare, utility
     from ppdp.tasks.ingest import coerce_types, read_header, read_table
     from ppdp.tasks.sanitize.registry import method_class
@@ -167,11 +177,14 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
     drop = [*roles.identifiers, *(name for name in roles.dropped if name not in roles.identifiers)]
     protected = frame.drop(columns=[c for c in drop if c in frame.columns])
     cls = method_class(manifest.method.name)
-    skip = roles.quasi_identifiers if cls.generalizes else ()
-    protected, _ = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
-    train, _ = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    skip = roles.rare_rule_skip if cls.generalizes else ()
+    protected, first = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
+    train, test = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
     if cls.covers_every_row:  # a recoding (generalization) published every input row
         train = protected.reset_index(drop=True)
+    else:  # the rule's second pass, counted on the published (training) rows
+        train, test, _ = rare.merge_rare_on_published(train, test, roles, spec.rare_k, first, skip)
+        protected = utility.join_rows(train, test)
     params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
     release = cls(**params).sanitize(train, roles)
     compare = [c for c in published.columns if c in release.frame.columns]
@@ -181,7 +194,7 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
         _equal_column(release.frame[c], published[c]) for c in compare)
     note = "reproduced from the original: identical to the published table" if same else \
         "the run reproduced from this original differs from the published table"
-    return train, release, same, note
+    return train, release, same, note, protected.reset_index(drop=True)
 
 
 def _equal_column(a: pd.Series, b: pd.Series) -> bool:
@@ -209,11 +222,21 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
                                  "data.parquet is not the file the manifest describes (claims below are re-measured "
                                  "on the file as it is)"))
     policy = manifest.spec.privacy
-    recomputed = {c.name: c for c in check_gates(published_report(manifest, frame), policy).claims}
+    cls = _method(manifest)
+    protected = cls.protected_columns(manifest.roles) if cls is not None else []
+    protects = cls.protects if cls is not None else "identity"
+    view = attacker_view(frame, manifest.roles, protects=protects, unit=manifest.unit, protected=protected)
+    base = published_report(manifest, frame).model_copy(update={"attacker_view": view})
+    recomputed = {c.name: c for c in check_gates(base, policy).claims}
+    recomputed.update((c.name, c) for c in check_floor(view, protected, manifest.unit).claims)
+    floor_claims = manifest.privacy.floor.claims if manifest.privacy.floor is not None else [
+        c.model_copy(update={"value": None}) for c in check_floor(view, protected, manifest.unit).claims]
+    claims = [*manifest.privacy.claims, *floor_claims]
     reproduced: dict[str, Claim] = {}
     repro_note, repro_ok = "", False
-    if original is not None and any(c.recheck == "original" for c in manifest.privacy.claims):
+    if original is not None and any(c.recheck == "original" for c in claims):
         from ppdp.tasks.ingest import file_sha256
+        from ppdp.tasks.privacy.judge import judge_release
 
         if not Path(original).is_file():
             raise InputError(f"original {original}: file not found")
@@ -221,12 +244,15 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
             repro_note = "this original is not the input the release was made from (SHA-256 differs from the " \
                          "manifest's input_sha256)"
         else:
-            train, release, repro_ok, repro_note = reproduce(manifest, original, frame)
+            train, release, repro_ok, repro_note, everything = reproduce(manifest, original, frame)
         if repro_ok:
-            report = measure_release(train, release, manifest.roles, thresholds=policy, attack_queries=0,
-                                     seed=manifest.seed)
-            reproduced = {c.name: c for c in check_gates(report, policy).claims}
-    for claim in manifest.privacy.claims:
+            report = judge_release(train, release, manifest.roles, policy, protects=protects, protected=protected,
+                                   seed=manifest.seed, everything=everything, attack_queries=0)
+            reproduced = {c.name: c for c in [*report.claims, *(report.floor.claims if report.floor else [])]}
+    new_floor = manifest.privacy.floor is None  # a release made before the safety floor: its figures are new
+    for claim in claims:
+        if new_floor and claim in floor_claims:
+            claim = claim.model_copy(update={"value": (reproduced.get(claim.name) or recomputed[claim.name]).value})
         if claim.recheck == "original":
             if original is None:
                 checks.append(ClaimCheck(claim, "not re-checked", None, "needs the original input (--original)"))
@@ -255,7 +281,30 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     if not manifest.privacy.claims:
         checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
                                  None, "the manifest makes no privacy claim"))
-    return ReleaseCheck(folder=Path(folder), manifest=manifest, checks=checks)
+    return ReleaseCheck(folder=Path(folder), manifest=manifest, checks=_floor_verdicts(checks, manifest))
+
+
+def _method(manifest: Manifest):
+    """The release's method class (what it protects), or None for a method this ppdp does not know."""
+    from ppdp.tasks.sanitize.registry import REGISTRY
+
+    return REGISTRY.get(manifest.method.name)
+
+
+def _floor_verdicts(checks: list[ClaimCheck], manifest: Manifest) -> list[ClaimCheck]:
+    """A floor claim the manifest records as failed (published below the floor on purpose) re-measured at the
+    recorded value is "below the floor, accepted" (the release's exit code is then 5), not "does not hold"."""
+    floor = manifest.privacy.floor
+    if floor is None or floor.accepted is None:
+        return checks
+    out = []
+    for c in checks:
+        if c.claim.name.startswith("floor: ") and not c.claim.passed and c.verdict == "does not hold" \
+                and c.value is not None and _same(c.value, c.claim.value):
+            c = ClaimCheck(c.claim, "below the floor, accepted", c.value,
+                           "re-measured at the recorded value (privacy.accept_below_floor)")
+        out.append(c)
+    return out
 
 
 def _verdict(claim: Claim, again: Claim | None, note: str) -> ClaimCheck:
@@ -291,20 +340,29 @@ def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str]) -> 
         missing = [c for c in p.quasi_identifiers if c not in tables[p.name].columns]
         if missing:
             raise InputError(f"{folder / p.file} lacks quasi-identifier column '{missing[0]}'")
+    cls = _method(manifest)
     combined, each = measure_parts([(p.name, tables[p.name], p.quasi_identifiers) for p in manifest.parts],
-                                   manifest.roles, manifest.spec.privacy, _hierarchies(manifest))
+                                   manifest.roles, manifest.spec.privacy, _hierarchies(manifest),
+                                   protected=cls.protected_columns(manifest.roles) if cls is not None else None)
     for p, report in zip(manifest.parts, each):
-        again = {c.name: c for c in report.claims}
-        for claim in p.privacy.claims:
+        again = {c.name: c for c in _all_claims(report)}
+        for claim in _all_claims(p.privacy, report):
             named = claim.model_copy(update={"name": f"{p.name}: {claim.name}"})
             checks.append(_verdict(named, again.get(claim.name), f"re-measured on {p.file}"))
-    again = {c.name: c for c in combined.claims}
-    for claim in manifest.privacy.claims:
+    again = {c.name: c for c in _all_claims(combined)}
+    for claim in _all_claims(manifest.privacy, combined):
         checks.append(_verdict(claim, again.get(claim.name), "re-measured on every part (the worst part)"))
     if not manifest.privacy.claims:
         checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
                                  None, "the manifest makes no privacy claim"))
-    return ReleaseCheck(folder=folder, manifest=manifest, checks=checks)
+    return ReleaseCheck(folder=folder, manifest=manifest, checks=_floor_verdicts(checks, manifest))
+
+
+def _all_claims(report: PrivacyReport, again: PrivacyReport | None = None) -> list[Claim]:
+    """A report's claims and its floor's; a report made before the safety floor takes the floor claims of
+    ``again`` (its re-measurement), so they are checked as new claims."""
+    floor = report.floor if report.floor is not None or again is None else again.floor
+    return [*report.claims, *(floor.claims if floor is not None else [])]
 
 
 def _fmt(value: float | None) -> str:

@@ -18,7 +18,7 @@ from ppdp.schemas.reports import PrivacyReport, Roles
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.ingest import NUMERIC_INTENT, numeric_intent, read_header, read_table
-from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table, read_hierarchy
+from ppdp.tasks.privacy.measure import check_gates, measure_table, read_hierarchy
 
 if TYPE_CHECKING:
     from ppdp.schemas.spec import ReleaseSpec
@@ -30,20 +30,27 @@ PYCANON_NAMES = (
 )
 
 
-def privacy_checks(train: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec) -> PrivacyReport:
-    """The release step: measure everything, then gate on the spec's ``privacy`` section."""
+def privacy_checks(train: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,
+                   everything: pd.DataFrame | None = None) -> PrivacyReport:
+    """The release step: measure everything (the unit's measures, the attacker's view, the safety floor), then gate
+    on the spec's ``privacy`` section. ``train``: the method's input rows; ``everything``: every input record (the
+    held-out ones too), for exact copies."""
+    from ppdp.tasks.privacy.judge import judge_release
+    from ppdp.tasks.sanitize.registry import method_class
+
     policy = spec.privacy
+    cls = method_class(spec.method.name)
     population = read_table_file(policy.population) if policy.population else None
     hierarchies = load_hierarchies(policy.hierarchies)
     if release.parts:  # a partitioned release (DMPD): every part over its own quasi-identifiers, worst part claimed
         from ppdp.tasks.privacy.parts import measure_release_parts
 
-        combined, each = measure_release_parts(release, roles, policy, hierarchies or None, population)
+        combined, each = measure_release_parts(release, roles, policy, hierarchies or None, population,
+                                               cls.protected_columns(roles))
         combined._parts = each
         return combined
-    report = measure_release(train, release, roles, thresholds=policy, population=population,
-                             hierarchies=hierarchies, seed=spec.seed)
-    return check_gates(report, policy)
+    return judge_release(train, release, roles, policy, protects=cls.protects, protected=cls.protected_columns(roles),
+                         seed=spec.seed, everything=everything, population=population, hierarchies=hierarchies)
 
 
 def load_hierarchies(paths: dict[str, Path]) -> dict[str, pd.DataFrame]:

@@ -13,7 +13,11 @@ A method declares, as class attributes:
   fields, less ``name``, are exactly the constructor's keyword arguments less ``seed``);
 * ``unit``: what its privacy is measured over (:data:`ppdp.schemas.methods.Unit`);
 * ``tunable``: each tunable parameter and which direction is safer ("larger" or "smaller");
-* ``needs_class``: whether it needs a class column; ``randomized``: whether the seed changes its output.
+* ``needs_class``: whether it needs a class column; ``randomized``: whether the seed changes its output;
+* ``protects``: what it protects (:data:`ppdp.schemas.methods.Protection`: ``identity``, hidden by classes, groups
+  or record by record as its unit says; or ``attribute``, identities left visible), which decides the rows of the
+  safety floor its releases are held to, and :meth:`Sanitizer.protected_columns`, the values an attacker must not
+  learn (declared sensitive columns by default).
 
 and implements :meth:`Sanitizer._sanitize` returning an unshuffled :class:`Release`; :meth:`Sanitizer.sanitize`
 validates the parameters, shuffles the released rows with the seed and numbers generating groups in order of
@@ -31,7 +35,8 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.base import Role
+from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Protection, Safer, Treatment, Unit
 from ppdp.schemas.reports import FeaturePartition, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import key_path
@@ -171,6 +176,7 @@ class Sanitizer(EstimatorParams, ABC):
     name: ClassVar[str]
     Params: ClassVar[type[MethodParams]]
     unit: ClassVar[Unit]
+    protects: ClassVar[Protection] = "identity"
     tunable: ClassVar[dict[str, Safer]] = {}
     needs_class: ClassVar[bool] = False
     randomized: ClassVar[bool] = True
@@ -222,6 +228,11 @@ class Sanitizer(EstimatorParams, ABC):
         if unknown:
             raise TypeError(f"{type(self).__name__} has no parameter {', '.join(sorted(unknown))}")
         return type(self)(**{**self.get_params(deep=False), **updates})
+
+    @classmethod
+    def protected_columns(cls, roles: Roles) -> list[str]:
+        """The columns whose values an attacker must not learn: the declared sensitive columns."""
+        return roles.names(Role.sensitive)
 
     # -- tuning -------------------------------------------------------------------------------------
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:

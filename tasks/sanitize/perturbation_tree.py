@@ -89,7 +89,7 @@ import pandas as pd
 from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Protection, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
@@ -762,6 +762,7 @@ class PerturbationTree(Sanitizer):
     name: ClassVar[str] = "perturbation_tree"
     Params: ClassVar[type[MethodParams]] = PerturbationTreeParams
     unit: ClassVar[Unit] = "generating_group"
+    protects: ClassVar[Protection] = "attribute"  # the non-confidential attributes are published as they are
     tunable: ClassVar[dict[str, Safer]] = {"leaf_size": "larger", "k": "larger"}
 
     def __init__(

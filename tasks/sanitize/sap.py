@@ -22,7 +22,8 @@ import numpy as np
 import pandas as pd
 from pydantic import Field
 
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.base import Role
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.groups import equivalence_class_ids
@@ -271,6 +272,7 @@ class Sap(Sanitizer):
     name: ClassVar[str] = "sap"
     Params: ClassVar[type[MethodParams]] = SapParams
     unit: ClassVar[Unit] = "equivalence_class"
+    protects: ClassVar[Protection] = "attribute"  # the quasi-identifiers are published as they are
     tunable: ClassVar[dict[str, Safer]] = {"rate": "larger"}
     needs_class: ClassVar[bool] = True
 
@@ -280,6 +282,12 @@ class Sap(Sanitizer):
         self.rate = rate
         self.variant = variant
         self.seed = seed
+
+    @classmethod
+    def protected_columns(cls, roles: Roles) -> list[str]:
+        """The declared sensitive columns and the class: scenario S2 treats the class as the sensitive value
+        (paper 002, section 4.2), and S1 hides the quasi-identifier values that point to it."""
+        return [*roles.names(Role.sensitive), *([roles.class_column] if roles.class_column else [])]
 
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         """p in [0, 0.9]: below 1 by definition; the paper explores 0 to 0.3."""
