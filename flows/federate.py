@@ -8,8 +8,9 @@ semi-trusted mixers (paper 001, section 3.2; the protocol and its threat model a
   task);
 * each mixer is its own task run (``mixer-A``, ``mixer-B``, with 2 retries) that receives only the shares meant
   for it and returns their sum;
-* the flow adds the two sums, applies the minimum-count rule and publishes the model like any release (staged
-  folder renamed into place, signed pending then published audit entries).
+* the flow adds the two sums, applies the minimum-count rule (its complementary cells audited by linear
+  programming before anything is published) and publishes the model like any release (staged folder renamed
+  into place, signed pending then published audit entries).
 
 As in :mod:`ppdp.flows.release`, every task is a :func:`ppdp.flows.release.step` (``cache_policy=NO_CACHE,
 persist_result=False``; a failure is handed to the flow, never raised inside the task) and no flow raises: a
@@ -150,8 +151,9 @@ def federate_flow(spec_path: str, overrides: list[str] | None = None) -> Federat
         logger.info("[3/%d] mixers A and B: %d shares summed each", STEPS, len(parties))
         counts = combine_sums(sums["A"], sums["B"], layout)
         result = min_count(counts, layout, spec.min_count)
-        logger.info("[4/%d] min_count k=%d (%s): %d cells suppressed, %d complementary", STEPS, spec.min_count.k,
-                    spec.min_count.action, result.primary, result.complementary)
+        logger.info("[4/%d] min_count k=%d (%s): %d cells suppressed, %d complementary, suppression audit %s", STEPS,
+                    spec.min_count.k, spec.min_count.action, result.primary, result.complementary,
+                    "passed" if result.audited else "not run")
         frame = model_table(result, layout)
         manifest = build_manifest(release_id=release_id, started=started, spec=spec, spec_sha256=sha,
                                   parties=parties, result=result, rows=layout.size, flow_run_id=run_id)

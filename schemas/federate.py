@@ -106,7 +106,8 @@ class MinCountRule(StrictModel):
                                           "rows a party must hold to take part")
     action: Literal["suppress", "refuse"] = Field(
         ..., description="suppress: counts in [1, k) are published as 0 and flagged (and complementary cells so that "
-        "no suppressed count can be recovered by subtraction); refuse: no release when any count is in [1, k)")
+        "no suppressed count can be narrowed from the published table; refused when no such cells exist); refuse: "
+        "no release when any count is in [1, k)")
 
 
 class FederatePublish(StrictModel):
@@ -191,9 +192,14 @@ class MinCountOutcome(BaseModel):
     action: Literal["suppress", "refuse"] = Field(..., description="the spec's action for counts in [1, k)")
     suppressed_cells: int = Field(..., description="cells whose count was in [1, k), published as 0 and flagged")
     complementary_cells: int = Field(
-        ..., description="further cells published as 0 and flagged so that, within every (class, attribute) row, the "
-        "suppressed cells add up to 0 or to at least k (else the published class count minus the row's published "
-        "cells would give a suppressed count back)")
+        ..., description="further cells published as 0 and flagged so that no suppressed count can be narrowed from "
+        "the published table: in a row of a published class count, the first non-zero cells in declared value "
+        "order until the row's s suppressed cells add up to at least s x k; every cell of the rows of a suppressed "
+        "class count (zeros too)")
+    suppression_audit: bool = Field(
+        False, description="true: before publishing, every suppressed cell passed the LP suppression audit (its "
+        "feasible range from the published table and totals reaches from 0 to k - 1, also for an attacker who "
+        "knows which suppressed counts are below k); false in a model published before that audit existed")
 
 
 class FederatedManifest(BaseModel):

@@ -15,8 +15,9 @@ cells present whether or not a party holds the value (so a party's vector's shap
 2. Each mixer adds what it receives modulo 2**64 (:func:`mixer_sum`): ``S_A = sum a_i``, ``S_B = sum b_i``.
 3. The publisher adds the two sums modulo 2**64 (:func:`combine`): ``S_A + S_B = sum x_i``, the counts of the
    union of the rows, checked for consistency (every (class, attribute) row adds up to its class count).
-4. The minimum-count rule (:func:`apply_min_count`) suppresses or refuses counts in ``[1, k)``; the result is the
-   model, published like any release (:func:`publish_model`). :class:`FederatedModel` predicts from it: naive
+4. The minimum-count rule (:func:`apply_min_count`) suppresses (with complementary cells, checked by the LP
+   audit :func:`audit_suppression`) or refuses counts in ``[1, k)``; the result is the model, published like any
+   release (:func:`publish_model`). :class:`FederatedModel` predicts from it: naive
    Bayes with Laplace correction (alpha = 1), the same arithmetic as scikit-learn's ``CategoricalNB(alpha=1)``.
 
 Threat model
@@ -32,8 +33,10 @@ Threat model
   That is why a party holding fewer than ``min_count.k`` rows does not take part (:class:`PartyTooSmall`): its
   counts would be learnt as such. A party of many rows can still have small cells; its cell counts are as
   exposed to the other ``n - 1`` parties as the output's. The minimum-count rule then keeps every published
-  count at 0 or at least ``k``, and suppresses complementary cells so that no suppressed count is the
-  difference of published ones (the total number of rows is not published).
+  count at 0 or at least ``k``, and suppresses complementary cells so that every suppressed count's feasible
+  range, from the published table and totals, reaches from 0 to ``k - 1``, even for an attacker who knows the
+  rule and which suppressed counts are the small ones (:func:`apply_min_count`, :func:`audit_suppression`; the
+  total number of rows is not published).
 * The publisher (the process that adds the two mixer sums and applies the rule) sees the unsuppressed total
   counts: it is trusted like the release process is. In this single-process orchestration the flow also
   carries each party's two shares to their mixers; in a deployment each party sends each share over its own
@@ -78,7 +81,7 @@ from ppdp.schemas.source import SourceSpec
 from ppdp.tasks import audit
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.errors import InputError, PpdpError, PublishError, ReleaseRejected, SpecError
-from ppdp.tasks.core.labels import column_label, key_path, key_text
+from ppdp.tasks.core.labels import column_label, key_path, key_text, looks_like_data
 from ppdp.tasks.ingest import file_sha256, read_header, read_table
 from ppdp.tasks.layout import release_folder
 from ppdp.tasks.publish import (
@@ -366,12 +369,14 @@ def combine(sum_a: np.ndarray, sum_b: np.ndarray, layout: Layout) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Suppressed:
-    """The counts as published (suppressed cells 0), which cells are suppressed, and why."""
+    """The counts as published (suppressed cells 0), which cells are suppressed, and why; ``audited``: the
+    suppression passed :func:`audit_suppression` (the release rule's own check before publishing)."""
 
     counts: np.ndarray
     mask: np.ndarray
     primary: int
     complementary: int
+    audited: bool = False
 
 
 def _cells(n: int) -> str:
@@ -379,11 +384,29 @@ def _cells(n: int) -> str:
 
 
 def apply_min_count(counts: np.ndarray, layout: Layout, rule: MinCountRule) -> Suppressed:
-    """The minimum-count rule: counts in ``[1, k)`` are suppressed (published as 0, flagged) or refused
-    (:class:`ReleaseRejected`, naming where). When suppressing, within every (class, attribute) row whose class
-    count is published, the suppressed cells must add up to 0 or to at least ``k``, else the class count minus
-    the row's published cells gives their total back: the row's smallest published non-zero cell is suppressed
-    too (it is at least ``k``, so one suffices). Refuses when no class count is left."""
+    """The minimum-count rule: counts in ``[1, k)`` (the primary cells) are suppressed (published as 0, flagged)
+    or refused (:class:`ReleaseRejected`, naming where). When suppressing, complementary cells are chosen so
+    that no suppressed count can be narrowed from the published table (see :func:`audit_suppression` for the
+    attacker and the check):
+
+    * a suppressed class count hides every cell of its rows, zeros included (they are published as 0 anyway,
+      so the model does not change; hidden, they no longer tell which values the small class holds);
+    * in a (class, attribute) row of a published class count with ``a`` primary cells, the complementary cells
+      are the row's first ``t`` non-zero, non-primary cells in the declared value order, ``t >= 1`` the smallest
+      for which the row's ``s = a + t`` suppressed cells add up to at least ``s * k``. If no ``t`` does, every
+      non-zero cell of the row is suppressed, and that must pass the audit; else the release is refused
+      (nothing can protect that row short of hiding its class count).
+
+    The choice looks at no count but through that one test, which involves the primary cells only with
+    their sum and is met with a margin: an attacker who knows this rule, which suppressed cells are primary
+    and that the others are at least ``k`` still finds every value from 1 to ``k - 1`` possible for each primary
+    cell of a row of a published class count (a prefix that failed the test says only that its cells add up to
+    less than ``s * k``, which every such value allows). It never picks the smallest (or largest) cell, whose
+    choice would bound the others. In the rows of a suppressed class count, that attacker bounds a primary
+    cell by the class count (below ``k``) less the row's other non-zero cells; one who does not know which
+    suppressed cells are non-zero learns nothing there (the zeros are hidden too).
+    The result is audited (:func:`audit_suppression`) before it is returned; refuses when no class count is
+    left. Deterministic: the same counts give the same suppression."""
     counts = np.asarray(counts, dtype=np.int64)
     k = rule.k
     small = (counts >= 1) & (counts < k)
@@ -393,23 +416,219 @@ def apply_min_count(counts: np.ndarray, layout: Layout, rule: MinCountRule) -> S
             key_text(a) for j, a in enumerate(layout.attributes) if layout.block(small, j).any()]
         raise ReleaseRejected(f"min_count: {_cells(int(small.sum()))} of the model count between 1 and k - 1 = {k - 1} "
                               f"(in {', '.join(where)}): refused (min_count.action: refuse)", ["min_count"])
-    mask = small.copy()
-    complementary = 0
-    for j in range(len(layout.attributes)):
-        rows, block = layout.block(mask, j), layout.block(counts, j)
-        for c in range(n):
-            if mask[c]:
-                continue  # the class count is suppressed (so is every cell of its rows): nothing to subtract from
-            hidden = int(block[c][rows[c]].sum())
-            if 0 < hidden < k:
-                candidates = np.flatnonzero(~rows[c] & (block[c] > 0))
-                if candidates.size:  # always, for counts that add up (see combine)
-                    rows[c, candidates[np.argmin(block[c][candidates])]] = True
-                    complementary += 1
-    if not np.where(mask[:n], 0, counts[:n]).any():
+    if not np.where(small[:n], 0, counts[:n]).any():
         raise ReleaseRejected(f"min_count: every class count is below k = {k}: nothing left to release",
                               ["min_count"])
-    return Suppressed(np.where(mask, 0, counts), mask, int(small.sum()), complementary)
+    mask = small.copy()
+    complementary = 0
+    unprotected: list[str] = []
+    for j, name in enumerate(layout.attributes):
+        rows, block = layout.block(mask, j), layout.block(counts, j)
+        for c in range(n):
+            if small[c]:  # a suppressed class count: its rows have no known total; hide them whole
+                complementary += int((~rows[c]).sum())
+                rows[c] = True
+            elif rows[c].any():
+                chosen = _complementary_cells(block[c], rows[c], k)
+                if chosen is None:
+                    unprotected.append(key_text(name))
+                    break
+                rows[c, chosen] = True
+                complementary += len(chosen)
+    if unprotected:
+        raise ReleaseRejected(f"min_count: no safe suppression in {', '.join(unprotected)}: a row holds counts "
+                              "below k that its other counts cannot hide (even all of them suppressed, its class "
+                              "count would bound the small ones); nothing released (merge values, or lower "
+                              "min_count.k)", ["min_count"])
+    published = np.where(mask, 0, counts)
+    findings = audit_suppression(published, layout, k, mask=mask)
+    if findings:  # not expected: the rule above is built to pass; fail closed all the same
+        raise ReleaseRejected(f"min_count: the suppression does not pass its audit ({findings[0]}); nothing "
+                              "released", ["min_count"])
+    return Suppressed(published, mask, int(small.sum()), complementary, audited=True)
+
+
+def _complementary_cells(row: np.ndarray, hidden: np.ndarray, k: int) -> list[int] | None:
+    """The complementary cells of one row of a published class count (its counts ``row``, its primary cells
+    ``hidden``): the first ``t`` non-zero, non-primary cells in declared order, ``t`` the smallest for which the
+    ``s`` suppressed cells add up to at least ``s * k``; else all of them if that passes the audit; else None."""
+    s = int(hidden.sum())
+    total = int(row[hidden].sum())
+    candidates = [v for v in range(row.size) if not hidden[v] and row[v] > 0]
+    for t, v in enumerate(candidates, start=1):
+        total += int(row[v])
+        if total >= (s + t) * k:
+            return candidates[:t]
+    if not _row_findings(s + len(candidates), total, k):
+        return candidates
+    return None
+
+
+# -- the suppression audit ---------------------------------------------------------------------------------------
+ATTACKERS = {
+    "standard": "its range from the published table and totals (standard LP audit) does not reach from 0 to k - 1",
+    "role-aware": "its range does not reach from 0 to k - 1 for an attacker who knows which suppressed counts are "
+                  "below k (the others being at least k)",
+    "inconsistent": "the published counts do not add up to the published totals",
+}
+
+
+@dataclass(frozen=True)
+class SuppressionFinding:
+    """A suppressed cell whose feasible range is too narrow (or totals that do not add up). ``low`` and ``high``
+    are the narrowest range found (``high`` may be infinite); they follow from the published table and are
+    never put into a message (a pinned range is the suppressed count itself)."""
+
+    cell: int
+    where: str
+    attacker: str
+    low: float
+    high: float
+
+    def __str__(self) -> str:
+        return f"{self.where}: {ATTACKERS[self.attacker]}"
+
+
+def _row_findings(s: int, total: int, k: int) -> list[tuple[str, float, float]]:
+    """The narrow ranges of the ``s`` suppressed cells of one row whose suppressed cells add up to ``total`` (the
+    class count is published, so ``total`` is known): ``(attacker, low, high)`` for the standard audit (cells
+    >= 0) and for the role-aware one (any ``a >= 1`` of the cells are below ``k`` (in ``[0, k - 1]``), ``b`` are at
+    least ``k``, the rest 0; each assignment that fits ``total`` is checked). The row alone is the whole linear
+    program here, and its optimum has a closed form: a cell below k ranges over ``[0, min(k - 1, total - b k)]``
+    when ``b >= 1``, over ``[max(0, total - (a - 1)(k - 1)), min(k - 1, total)]`` when ``b = 0``."""
+    found = []
+    low, high = (total, total) if s == 1 else (0, total)
+    if low > 0 or high < k - 1:
+        found.append(("standard", low, high))
+    worst = None
+    for a in range(1, s + 1):
+        for b in range(0, s - a + 1):
+            if b * k > total or (b == 0 and total > a * (k - 1)):
+                continue  # no counts fit this assignment
+            high = min(k - 1, total - b * k)
+            low = 0 if b else max(0, total - (a - 1) * (k - 1))
+            if (low > 0 or high < k - 1) and (worst is None or high - low < worst[2] - worst[1]):
+                worst = ("role-aware", low, high)
+    return found + ([worst] if worst else [])
+
+
+def _where(layout: Layout, c: int, j: int | None = None, v: int | None = None) -> str:
+    def label(kind: str, position: int, name: str) -> str:
+        return f"{kind} {position}" if looks_like_data(name) else f"{kind} {position} ('{name}')"
+
+    if j is None:
+        return f"the class counts, {label('class', c + 1, layout.classes[c])}"
+    where = f"{key_text(layout.attributes[j])}, {label('class', c + 1, layout.classes[c])}"
+    return where if v is None else f"{where}, {label('value', v + 1, layout.values[j][v])}"
+
+
+def _class_ranges(published: np.ndarray, mask: np.ndarray, layout: Layout, c: int
+                  ) -> list[tuple[int, float, float]] | None:
+    """The LP ranges of a suppressed class count and of every suppressed cell of its rows (coupled through the
+    class count, which every row adds up to): ``(cell, low, high)``; None when no counts fit (infeasible)."""
+    from scipy.optimize import linprog  # imported here: validate must not import SciPy at start-up
+
+    cells = [c]
+    rows: list[tuple[list[int], float]] = []
+    for j in range(len(layout.attributes)):
+        d = len(layout.values[j])
+        start = layout.offsets[j] + c * d
+        row = range(start, start + d)
+        hidden = [i for i in row if mask[i]]
+        cells += hidden
+        rows.append((hidden, float(sum(int(published[i]) for i in row if not mask[i]))))
+    index = {cell: position for position, cell in enumerate(cells)}
+    a_eq = np.zeros((len(rows), len(cells)))
+    b_eq = np.zeros(len(rows))
+    for r, (hidden, known) in enumerate(rows):
+        a_eq[r, 0] = 1.0  # the class count ...
+        for i in hidden:
+            a_eq[r, index[i]] = -1.0  # ... minus the row's suppressed cells ...
+        b_eq[r] = known  # ... is what its published cells add up to
+    out = []
+    for position, cell in enumerate(cells):
+        objective = np.zeros(len(cells))
+        objective[position] = 1.0
+        lowest = linprog(objective, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+        if lowest.status == 2:
+            return None
+        highest = linprog(-objective, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+        low = float(lowest.fun) if lowest.status == 0 else np.nan  # nan (solver trouble) counts as too narrow
+        high = np.inf if highest.status == 3 else -float(highest.fun) if highest.status == 0 else np.nan
+        out.append((cell, low, high))
+    return out
+
+
+def audit_suppression(table_or_counts: pd.DataFrame | np.ndarray, layout: Layout, k: int,
+                      mask: np.ndarray | None = None) -> list[SuppressionFinding]:
+    """Audit a suppressed model from what it publishes alone: the model table (``data.parquet``: its counts and
+    ``suppressed`` flags) or a published count vector with its ``mask``. Returns every suppressed cell whose
+    feasible range is too narrow (empty: the suppression holds).
+
+    The linear program (the cell-suppression audit of tau-Argus and sdcTable): the variables are the suppressed
+    cells (their published 0 is ignored), each at least 0; the equalities are every published total: a
+    published class count is the sum of each of its (class, attribute) rows, and a suppressed class count is
+    one more variable that each of its rows adds up to. (The grand total is not published; when every class
+    count is published it follows from them and adds nothing.) Each suppressed cell is minimised and maximised;
+    its range must reach from 0 to at least ``k - 1`` (it contains 0 and ``k - 1`` other values).
+
+    Attacker: knows the published table, every total, that counts are whole numbers >= 0, ``k``, and the
+    release rule (:func:`apply_min_count`). Two audits: ``standard`` (no more than that) and ``role-aware``,
+    for the rows of published class counts: the attacker also knows which suppressed cells are primary (in
+    ``[0, k - 1]`` as an LP bound; really 1 to k - 1) and that the others are at least ``k`` (a count not below
+    k) or 0. The auditor does not know which are which, so every assignment that fits the row is checked, and
+    the worst counts. That is what a rule that picks the smallest other cell fails: ``total - k`` bounds the
+    primary cell from above. Rows of a suppressed class count are left to the standard audit: their totals are
+    unknown (they are coupled through the class count, an LP variable), and an attacker who knows which of
+    their cells are non-zero learns each is at most the class count less the number of other non-zero cells.
+
+    Independent (class, attribute) rows of a published class count are solved in closed form (the LP of one row
+    with a known total; see :func:`_row_findings`); a suppressed class count and its rows are one coupled LP,
+    solved with SciPy's HiGHS (imported only then)."""
+    if isinstance(table_or_counts, pd.DataFrame):
+        published = counts_from_table(table_or_counts, layout)
+        mask = table_or_counts["suppressed"].to_numpy(dtype=bool)
+    else:
+        published = np.asarray(table_or_counts, dtype=np.int64)
+        if mask is None:
+            raise ValueError("audit_suppression: a count vector needs its mask")
+        mask = np.asarray(mask, dtype=bool)
+    if published.shape != (layout.size,) or mask.shape != (layout.size,):
+        raise InputError("the counts to audit do not fit the model's layout")
+    findings: list[SuppressionFinding] = []
+    n = len(layout.classes)
+    for c in range(n):
+        if mask[c]:
+            ranges = _class_ranges(published, mask, layout, c)
+            if ranges is None:
+                findings.append(SuppressionFinding(c, _where(layout, c), "inconsistent", np.nan, np.nan))
+                continue
+            for cell, low, high in ranges:
+                if not (low <= 1e-9 and high >= k - 1 - 1e-9):
+                    findings.append(SuppressionFinding(cell, _cell_where(layout, cell), "standard", low, high))
+            continue
+        for j in range(len(layout.attributes)):
+            d = len(layout.values[j])
+            start = layout.offsets[j] + c * d
+            row = np.arange(start, start + d)
+            hidden = row[mask[row]]
+            total = int(published[c]) - int(published[row[~mask[row]]].sum())
+            if total < 0 or (hidden.size == 0 and total != 0):
+                findings.append(SuppressionFinding(c, _where(layout, c, j), "inconsistent", np.nan, np.nan))
+                continue
+            for attacker, low, high in (_row_findings(hidden.size, total, k) if hidden.size else []):
+                findings += [SuppressionFinding(int(i), _where(layout, c, j, int(i - start)), attacker, low, high)
+                             for i in hidden]
+    return findings
+
+
+def _cell_where(layout: Layout, cell: int) -> str:
+    n = len(layout.classes)
+    if cell < n:
+        return _where(layout, cell)
+    j = max(i for i, offset in enumerate(layout.offsets) if offset <= cell)
+    c, v = divmod(cell - layout.offsets[j], len(layout.values[j]))
+    return _where(layout, c, j, v)
 
 
 def model_table(result: Suppressed, layout: Layout) -> pd.DataFrame:
@@ -538,7 +757,8 @@ def build_manifest(*, release_id: str, started: datetime, spec: FederateSpec, sp
         input_sha256=inputs_sha256(parties), rows=rows, columns=list(COLUMNS), parties=parties, protocol=PROTOCOL,
         class_column=spec.class_column, class_domain=spec.classes(), attributes=attributes,
         min_count=MinCountOutcome(k=spec.min_count.k, action=spec.min_count.action,
-                                  suppressed_cells=result.primary, complementary_cells=result.complementary),
+                                  suppressed_cells=result.primary, complementary_cells=result.complementary,
+                                  suppression_audit=result.audited),
         seed=spec.seed, spec=spec, spec_sha256=spec_sha256, versions=collect_versions(), flow_run_id=flow_run_id)
 
 
@@ -613,9 +833,9 @@ class ModelCheck:
 def recheck_model(folder: str | os.PathLike[str]) -> tuple[FederatedManifest, list[ModelCheck]]:
     """Re-check a published federated model from its folder alone (``ppdp validate --release``): the table is the
     file the manifest hashes; every published count is 0 or at least ``min_count.k``; the flagged cells are
-    published as 0 and as many as the manifest says; and in every (class, attribute) row of a published class
-    count, what the suppressed cells add up to (the class count minus the row's published cells) is 0 or at
-    least k, so no suppressed count can be derived below k (the complementary suppression)."""
+    published as 0 and as many as the manifest says; and the suppression audit (:func:`audit_suppression`, run
+    on the published table alone): every suppressed cell's feasible range reaches from 0 to at least k - 1, for
+    the standard LP audit and for an attacker who knows which suppressed counts are below k."""
     folder = Path(folder)
     try:
         manifest = FederatedManifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
@@ -629,7 +849,7 @@ def recheck_model(folder: str | os.PathLike[str]) -> tuple[FederatedManifest, li
     layout = layout_of(manifest.spec)
     counts = counts_from_table(frame, layout)
     flagged = frame["suppressed"].to_numpy(dtype=bool)
-    k, n = manifest.min_count.k, len(layout.classes)
+    k = manifest.min_count.k
     checks = [ModelCheck("integrity", file_sha256(path) == manifest.output_sha256, None,
                          "SHA-256 of data.parquet equals the manifest's output_sha256")]
     nonzero = counts[counts > 0]
@@ -639,14 +859,9 @@ def recheck_model(folder: str | os.PathLike[str]) -> tuple[FederatedManifest, li
     expected = manifest.min_count.suppressed_cells + manifest.min_count.complementary_cells
     checks.append(ModelCheck("suppressed cells", int(flagged.sum()) == expected and not counts[flagged].any(),
                              int(flagged.sum()), f"flagged cells published as 0, {expected} in the manifest"))
-    worst = None
-    for j in range(len(layout.attributes)):
-        block = layout.block(counts, j)
-        for c in range(n):
-            if counts[c] and not flagged[c]:
-                hidden = int(counts[c] - block[c].sum())
-                if 0 < hidden < k or hidden < 0:
-                    worst = hidden if worst is None else min(worst, hidden)
-    checks.append(ModelCheck("complementary suppression", worst is None, worst,
-                             f"every row's suppressed cells add up to 0 or at least k = {k}"))
+    findings = audit_suppression(frame, layout, k)
+    narrow = len({f.cell for f in findings})
+    checks.append(ModelCheck("suppression audit", not findings, narrow,
+                             f"suppressed cells whose LP range misses 0 or k - 1 = {k - 1} (standard audit; knowing "
+                             f"which are below k): none of {int(flagged.sum())}"))
     return manifest, checks

@@ -8,8 +8,13 @@ What is checked, and how each check can fail:
   independent oracle (same predictions, probabilities within 1e-12), and a model of one party alone differs;
 * every share a mixer receives is uniform on [0, 2**64): chi-square over the top 4 bits and the low 8 bits of
   many shares, which fails for the raw counts and for two plausible wrong splits;
-* the minimum-count rule: suppress (counts 0 or >= k, the flags, complementary cells so that no suppressed count
-  is a difference of published ones) or refuse;
+* the minimum-count rule: suppress (counts 0 or >= k, the flags, complementary cells) or refuse; the suppression
+  is judged by an independent audit written here (SciPy's linprog over the whole table; brute force over whole
+  numbers for an attacker who replays the rule): every suppressed cell ranges from 0 to k - 1, also for an attacker
+  who knows which suppressed counts are the small ones, on the issue's three-party case (where the old rule, built
+  here by hand, pins a count) and on random tables (hypothesis); ppdp's own audit catches the old rule's output
+  and tampered tables, a row no suppression protects is refused in one line without a count, and
+  ``validate --release`` fails a weakly suppressed model;
 * the flow: party subflows and mixer tasks as separate runs, a mixer retried after a failure, no party's counts
   nor shares in Prefect's files or logs, result storage empty; refusals (another schema, a party smaller than
   k, the min-count rule, a mixer that never answers) publish nothing, exit 2, 3 or 1 with one line and are
@@ -249,15 +254,16 @@ def test_suppression_hides_small_counts_and_their_differences(tmp_path):
     layout = F.layout_of(spec)
     counts = np.array([30, 3, 2, 12, 16, 0, 0, 3])  # c1: 30 = 2 + 12 + 16; c2: 3 = 0 + 0 + 3
     out = F.apply_min_count(counts, layout, spec.min_count)
-    # c2's count (3) and its cell (3) are below k; c1's x (2) too, and then 30 - 12 - 16 would give it back:
-    # the row's smallest published cell (12) is suppressed as well
+    # c2's count (3) and its cell (3) are below k: c2's row is hidden whole (its zeros too: they would tell which
+    # values the small class holds); c1's x (2) too, and then 30 - 12 - 16 would give it back: the row's first
+    # other non-zero cell (12) is suppressed as well (2 + 12 >= 2 x k)
     assert out.counts.tolist() == [30, 0, 0, 0, 16, 0, 0, 0]
-    assert out.mask.tolist() == [False, True, True, True, False, False, False, True]
-    assert (out.primary, out.complementary) == (3, 1)
+    assert out.mask.tolist() == [False, True, True, True, False, True, True, True]
+    assert (out.primary, out.complementary, out.audited) == (3, 3, True)
     primary_only = np.where((counts >= 1) & (counts < 5), 0, counts)
     assert primary_only[0] - primary_only[2:5].sum() == 2  # what the complementary cell prevents
     table = F.model_table(out, layout)
-    assert table["suppressed"].sum() == 4 and (table.loc[table["suppressed"], "count"] == 0).all()
+    assert table["suppressed"].sum() == 6 and (table.loc[table["suppressed"], "count"] == 0).all()
     with pytest.raises(ReleaseRejected, match=r"min_count: 3 cells .* \(in the class counts, 'a'\): refused"):
         F.apply_min_count(counts, layout, tiny_spec(tmp_path, k=5, action="refuse").min_count)
     with pytest.raises(ReleaseRejected, match="every class count is below k"):
@@ -277,39 +283,273 @@ def test_the_demo_as_shipped_suppresses_one_count_and_its_complement():
     F.FederatedModel(layout, out.counts).predict(grid(spec))  # a suppressed model still predicts
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 3), st.integers(0, 1)), min_size=1, max_size=120),
-       st.integers(1, 25))
-def test_min_count_invariants(rows, k):
-    spec = two_attribute_spec(k)
-    layout = F.layout_of(spec)
-    frame = pd.DataFrame(rows, columns=["a", "b", "c"]).astype(str)
-    counts = F.count_frame(frame, spec).astype(np.int64)
-    try:
-        out = F.apply_min_count(counts, layout, spec.min_count)
-    except ReleaseRejected:
-        assert not np.where((counts[:3] >= k), counts[:3], 0).any()  # only when no class count reaches k
-        return
-    published, mask = out.counts, out.mask
-    assert ((published == 0) | (published >= k)).all()
-    assert np.array_equal(published, np.where(mask, 0, counts))
-    assert out.primary == int(((counts >= 1) & (counts < k)).sum())
-    for j in range(len(layout.attributes)):
-        hidden = layout.block(counts, j) - layout.block(published, j)
-        for c in range(3):
-            if not mask[c]:  # a published class count: what subtraction gives is 0 or at least k
-                assert hidden[c].sum() == 0 or hidden[c].sum() >= k
-
-
-def two_attribute_spec(k: int):
-    """Class a (3 labels, integers), attributes b (4 text values) and c (2 integers)."""
+# An independent audit, written here with SciPy's linprog on the whole table at once (not ppdp's closed forms or
+# its per-class programs): the variables are the suppressed cells, the equalities every published total (a
+# class count, published or a variable, equals each of its (class, attribute) rows).
+def model_spec(n_classes: int, domains: list[int], k: int):
     from ppdp.schemas.federate import FederateSpec
 
     return FederateSpec.model_validate({
-        "dataset": "h", "parties": [{"name": "p1", "path": "p1.csv"}, {"name": "p2", "path": "p2.csv"}],
-        "class_column": "a", "class_domain": [0, 1, 2],
-        "attributes": {"b": {"domain": ["0", "1", "2", "3"]}, "c": {"domain": [0, 1]}},
+        "dataset": "m", "parties": [{"name": "p1", "path": "p1.csv"}, {"name": "p2", "path": "p2.csv"}],
+        "class_column": "class", "class_domain": [f"k{c}" for c in range(n_classes)],
+        "attributes": {f"a{j}": {"domain": [f"v{v}" for v in range(d)]} for j, d in enumerate(domains)},
         "min_count": {"k": k, "action": "suppress"}, "publish": {"root": "r"}})
+
+
+def lp_ranges(published, mask, layout, bounds=None) -> dict[int, tuple[float, float]]:
+    """{suppressed cell: (LP minimum, LP maximum)}; ``bounds`` maps a cell to its (low, high) bounds (default
+    (0, None)); an infeasible program raises."""
+    from scipy.optimize import linprog
+
+    hidden = [int(i) for i in np.flatnonzero(mask)]
+    var = {cell: i for i, cell in enumerate(hidden)}
+    n = len(layout.classes)
+    a_eq, b_eq = [], []
+    for c in range(n):
+        for j, values in enumerate(layout.values):
+            row, rhs = np.zeros(len(hidden)), 0.0
+            cells = [layout.offsets[j] + c * len(values) + v for v in range(len(values))]
+            for cell, sign in [(c, -1.0)] + [(x, 1.0) for x in cells]:
+                if mask[cell]:
+                    row[var[cell]] += sign
+                else:
+                    rhs -= sign * published[cell]
+            a_eq.append(row)
+            b_eq.append(rhs)
+    box = [(bounds or {}).get(cell, (0, None)) for cell in hidden]
+    out = {}
+    for cell, i in var.items():
+        objective = np.eye(len(hidden))[i]
+        low = linprog(objective, A_eq=a_eq, b_eq=b_eq, bounds=box, method="highs")
+        assert low.status == 0, "the published table and totals admit no counts"
+        high = linprog(-objective, A_eq=a_eq, b_eq=b_eq, bounds=box, method="highs")
+        out[cell] = (low.fun, np.inf if high.status == 3 else -high.fun)
+    return out
+
+
+def role_bounds(counts, mask, k) -> dict[int, tuple[float, float | None]]:
+    """What an attacker knows who can tell the small suppressed counts from the others: a primary cell is in
+    [0, k - 1] (as the LP bound; really 1 to k - 1), another suppressed cell is at least k, or 0."""
+    return {int(i): (0, k - 1) if 1 <= counts[i] < k else (k, None) if counts[i] >= k else (0, 0)
+            for i in np.flatnonzero(mask)}
+
+
+def wide(ranges: dict[int, tuple[float, float]], k: int, cells=None) -> bool:
+    return all(ranges[c][0] <= 1e-7 and ranges[c][1] >= k - 1 - 1e-7 for c in (ranges if cells is None else cells))
+
+
+def old_rule(counts, layout, k):
+    """The rule before: counts in [1, k) suppressed and, in each row of a published class whose suppressed cells
+    add up to between 1 and k - 1, the row's smallest other non-zero cell (built here by hand)."""
+    mask = (counts >= 1) & (counts < k)
+    for j in range(len(layout.attributes)):
+        rows, block = layout.block(mask, j), layout.block(counts, j)
+        for c in range(len(layout.classes)):
+            if not mask[c] and 0 < block[c][rows[c]].sum() < k:
+                others = np.flatnonzero(~rows[c] & (block[c] > 0))
+                rows[c, others[np.argmin(block[c][others])]] = True
+    return np.where(mask, 0, counts), mask
+
+
+ISSUE = {  # class: (class count, a's row, b's row); k = 10
+    "yes": (66, [1, 10, 25, 30], [4, 11, 12, 39]),
+    "no": (80, [20, 20, 20, 20], [40, 40, 0, 0]),
+}
+
+
+def issue_counts(tmp_path: Path) -> tuple[object, np.ndarray]:
+    """The issue's case: three parties whose union, summed through the mixers, has the counts of ISSUE, where the
+    old rule pins one suppressed count (a: 1, with 10 beside it) and bounds another to [3, 5] (b: 4, with 11)."""
+    records = []
+    for label, (_, a_row, b_row) in ISSUE.items():
+        a_values = [f"v{v}" for v, m in enumerate(a_row) for _ in range(m)]
+        b_values = [f"v{v}" for v, m in enumerate(b_row) for _ in range(m)]
+        records += [(a, b, label) for a, b in zip(a_values, np.random.default_rng(5).permutation(b_values))]
+    frame = pd.DataFrame(records, columns=["a", "b", "class"]).sample(frac=1, random_state=3)
+    for i in range(3):
+        frame.iloc[i::3].to_csv(tmp_path / f"party{i}.csv", index=False)
+    spec = F.load_spec(write_spec(tmp_path, {
+        "dataset": "issue", "parties": [{"name": f"party{i}", "path": f"party{i}.csv"} for i in range(3)],
+        "class_column": "class", "class_domain": list(ISSUE), "attributes": {
+            "a": {"domain": ["v0", "v1", "v2", "v3"]}, "b": {"domain": ["v0", "v1", "v2", "v3"]}},
+        "min_count": {"k": 10, "action": "suppress"}, "publish": {"root": "root"}}))
+    counts = federated_counts(spec).astype(np.int64)
+    expected = [ISSUE[c][0] for c in ISSUE] + [x for c in ISSUE for x in ISSUE[c][1]] + [
+        x for c in ISSUE for x in ISSUE[c][2]]
+    assert counts.tolist() == expected
+    return spec, counts
+
+
+def feasible_values(rule, counts, layout, cell: int, row: list[int], k: int) -> set[int]:
+    """Brute force, for an attacker who knows the rule (``rule(counts) -> (published, mask)``) and which cells of
+    ``row`` are below k: every value of ``cell`` some whole-number counts take that give the very same published
+    table and flags (the same small cells, the same row totals)."""
+    published, mask = rule(counts)
+    hidden = [i for i in row if mask[i]]
+    total = int(counts[hidden].sum())
+    free = [i for i in hidden if i != hidden[-1]]
+    found = set()
+    for values in itertools.product(range(total + 1), repeat=len(free)):
+        last = total - sum(values)
+        if last < 0:
+            continue
+        trial = counts.copy()
+        trial[free] = values
+        trial[hidden[-1]] = last
+        if any((1 <= trial[i] < k) != (1 <= counts[i] < k) or (trial[i] == 0) != (counts[i] == 0) for i in hidden):
+            continue  # another set of small cells: the attacker knows which they are
+        again, flags = rule(trial)
+        if np.array_equal(again, published) and np.array_equal(flags, mask):
+            found.add(int(trial[cell]))
+    return found
+
+
+def test_the_issue_case_every_suppressed_count_keeps_its_range(tmp_path):
+    spec, counts = issue_counts(tmp_path)
+    layout, k = F.layout_of(spec), 10
+    a_yes, b_yes = layout.offsets[0], layout.offsets[1]  # the rows of class "yes": their first cells are small
+    old_published, old_mask = old_rule(counts, layout, k)
+    # the old rule: the standard audit alone sees nothing wrong, but an attacker who knows which suppressed count
+    # is the small one pins it (a) and bounds the other (b), and knowing the rule too pins both (brute force)
+    assert wide(lp_ranges(old_published, old_mask, layout), k)
+    old_roles = lp_ranges(old_published, old_mask, layout, role_bounds(counts, old_mask, k))
+    assert old_roles[a_yes] == pytest.approx((0, 1)) and old_roles[b_yes] == pytest.approx((0, 5))
+    old = lambda x: old_rule(x, layout, k)  # noqa: E731
+    assert feasible_values(old, counts, layout, a_yes, list(range(a_yes, a_yes + 4)), k) == {1}
+    assert feasible_values(old, counts, layout, b_yes, list(range(b_yes, b_yes + 4)), k) == {3, 4, 5}
+    # the new rule: every suppressed cell's range reaches from 0 to k - 1, for both attackers
+    out = F.apply_min_count(counts, layout, spec.min_count)
+    assert out.mask[[a_yes, b_yes]].all() and out.primary == 2
+    assert wide(lp_ranges(out.counts, out.mask, layout), k)
+    roles = lp_ranges(out.counts, out.mask, layout, role_bounds(counts, out.mask, k))
+    assert wide(roles, k, [a_yes, b_yes])
+    # and an attacker who knows the rule and which cells are small finds every value from 1 to k - 1 possible
+    new = lambda x: (lambda r: (r.counts, r.mask))(F.apply_min_count(x, layout, spec.min_count))  # noqa: E731
+    assert feasible_values(new, counts, layout, a_yes, list(range(a_yes, a_yes + 4)), k) == set(range(1, k))
+    assert F.audit_suppression(F.model_table(out, layout), layout, k) == []
+
+
+@st.composite
+def count_tables(draw):
+    """A count table that adds up: 2 or 3 classes, 1 or 2 attributes of 2 to 4 values, k from 2 to 12; each
+    class count split at random over each attribute's values (many small cells, some zeros)."""
+    k = draw(st.integers(2, 12))
+    domains = draw(st.lists(st.integers(2, 4), min_size=1, max_size=2))
+    classes = draw(st.lists(st.integers(0, 70), min_size=2, max_size=3))
+    blocks = []
+    for d in domains:
+        for total in classes:
+            cuts = sorted(draw(st.lists(st.integers(0, total), min_size=d - 1, max_size=d - 1)))
+            blocks += np.diff([0, *cuts, total]).tolist()
+    return k, domains, np.array(classes + blocks, dtype=np.int64)
+
+
+@settings(max_examples=50, deadline=None)
+@given(count_tables())
+def test_min_count_suppression_passes_an_independent_audit(table):
+    k, domains, counts = table
+    n = len(counts) // (1 + sum(domains))
+    spec = model_spec(n, domains, k)
+    layout = F.layout_of(spec)
+    small = (counts >= 1) & (counts < k)
+    try:
+        out = F.apply_min_count(counts, layout, spec.min_count)
+    except ReleaseRejected as exc:
+        text = str(exc)
+        assert "\n" not in text
+        if "every class count is below k" in text:
+            assert not (counts[:n] >= k).any()
+            return
+        # refused only where a published class has a row with a small count whose non-zero counts, all hidden,
+        # would still add up to less than k times their number
+        assert any(counts[c] >= k and layout.block(small, j)[c].any()
+                   and counts[c] < k * int((layout.block(counts, j)[c] > 0).sum())
+                   for j in range(len(domains)) for c in range(n))
+        return
+    published, mask = out.counts, out.mask
+    assert ((published == 0) | (published >= k)).all()
+    assert np.array_equal(published, np.where(mask, 0, counts)) and (mask >= small).all()
+    assert out.primary == int(small.sum()) and out.primary + out.complementary == int(mask.sum())
+    for j in range(len(domains)):  # what the published cells leave of each row is what is hidden
+        hidden = layout.block(counts, j) - layout.block(published, j)
+        assert np.array_equal(hidden.sum(axis=1), counts[:n] - layout.block(published, j).sum(axis=1))
+    if mask.any():
+        assert wide(lp_ranges(published, mask, layout), k)
+        primaries = [int(i) for i in np.flatnonzero(small)]
+        assert wide(lp_ranges(published, mask, layout, role_bounds(counts, mask, k)), k, primaries)
+    assert F.audit_suppression(F.model_table(out, layout), layout, k) == []
+
+
+def test_the_audit_catches_the_old_rule_and_a_tampered_table(tmp_path):
+    spec, counts = issue_counts(tmp_path)
+    layout, k = F.layout_of(spec), 10
+    published, mask = old_rule(counts, layout, k)
+    findings = F.audit_suppression(published, layout, k, mask=mask)
+    assert {(f.cell, f.attacker) for f in findings} == {
+        (layout.offsets[0] + v, "role-aware") for v in (0, 1)} | {(layout.offsets[1] + v, "role-aware") for v in (0, 1)}
+    assert all(str(f).startswith(("'a', class 1 ('yes')", "'b', class 1 ('yes')")) for f in findings)
+    assert (findings[0].low, findings[0].high) == (0, 1)  # a's small count, if known to be the small one
+    good = F.apply_min_count(counts, layout, spec.min_count)
+    table = F.model_table(good, layout)
+    assert F.audit_suppression(table, layout, k) == []
+    # tampered: the complementary cells published again: the small count is the row's difference
+    complements = [layout.offsets[0] + 1, layout.offsets[0] + 2]
+    assert good.mask[complements].all()
+    tampered = table.copy()
+    tampered.loc[complements, "count"] = counts[complements]
+    tampered.loc[complements, "suppressed"] = False
+    assert {(f.cell, f.attacker) for f in F.audit_suppression(tampered, layout, k)} == {
+        (layout.offsets[0], "standard"), (layout.offsets[0], "role-aware")}
+    # a suppressed class count (class "no", of 3 rows) hides its rows whole; tampered, one of its rows published:
+    # the coupled program (the class count is a variable every row adds up to) finds the class count to the unit
+    # and bounds the other row's cells by it
+    small = counts.copy()
+    small[1], small[6:10], small[14:18] = 3, [3, 0, 0, 0], [1, 2, 0, 0]
+    out = F.apply_min_count(small, layout, spec.min_count)
+    assert out.mask[[1, *range(6, 10), *range(14, 18)]].all()  # the class count and its rows, zeros too
+    assert F.audit_suppression(out.counts, layout, k, mask=out.mask) == []
+    leaky = out.mask.copy()
+    leaky[14:18] = False  # b's row of class "no" published
+    findings = F.audit_suppression(np.where(leaky, 0, small), layout, k, mask=leaky)
+    assert {f.cell for f in findings} == {1, 6, 7, 8, 9} and all(f.attacker == "standard" for f in findings)
+    independent = lp_ranges(np.where(leaky, 0, small), leaky, layout)
+    assert independent[1] == pytest.approx((3, 3)) and independent[6] == pytest.approx((0, 3))
+    # a table that does not add up is a finding too
+    broken = table.copy()
+    broken.loc[0, "count"] = 1
+    assert any(f.attacker == "inconsistent" for f in F.audit_suppression(broken, layout, k))
+
+
+@pytest.mark.parametrize(("rows", "refused"), [
+    ({"x": [5, 7, 0]}, True),       # every non-zero cell is small: an attacker who knows that learns each is >= 3
+    ({"x": [3, 12, 0]}, True),      # one other cell: 15 - 12 would leave the small one at most 5 (known roles)
+    ({"x": [3, 10, 12]}, True),     # all others hidden: 25 - 10 - 10 bounds it by 5
+    ({"x": [3, 16, 0]}, False),     # 19 = 2 x 10 - 1: the small one can be anything from 1 to 9
+    ({"x": [3, 10, 40]}, False),    # 10 is not enough, 10 and 40 are
+])
+def test_a_row_that_no_suppression_protects_is_refused_in_one_line(rows, refused):
+    k = 10
+    spec = model_spec(2, [3], k)
+    layout = F.layout_of(spec)
+    row = rows["x"]
+    counts = np.array([sum(row), 50, *row, 20, 20, 10])
+    if not refused:
+        out = F.apply_min_count(counts, layout, spec.min_count)
+        assert out.mask[2:5].tolist() == [v > 0 for v in row]
+        assert wide(lp_ranges(out.counts, out.mask, layout, role_bounds(counts, out.mask, k)), k, [2])
+        return
+    with pytest.raises(ReleaseRejected) as caught:
+        F.apply_min_count(counts, layout, spec.min_count)
+    text = str(caught.value)
+    assert "\n" not in text and text.startswith("min_count: no safe suppression in 'a0':")
+    assert not any(ch.isdigit() for ch in text.replace("'a0'", "")), text  # no count, nor any number
+    assert caught.value.exit_code == 3
+    # and it is really impossible: with every non-zero cell of the row hidden, an attacker who knows which are
+    # small narrows the small one
+    hidden = np.zeros(layout.size, bool)
+    hidden[2:5] = counts[2:5] > 0
+    ranges = lp_ranges(np.where(hidden, 0, counts), hidden, layout, role_bounds(counts, hidden, k))
+    assert not wide(ranges, k, [2])
 
 
 # -- bad inputs, refused with one line naming the party, the file and the column -----------------------------
@@ -612,6 +852,39 @@ def test_validate_release_rechecks_a_federated_model_from_its_folder(federation,
     result = ppdp("validate", "--release", folder)
     assert result.exit_code == 3, result.output
     failed = {line.split()[0] for line in result.output.splitlines() if "DOES NOT HOLD" in line}
-    assert {"integrity", "complementary"} <= failed, result.output
+    assert {"integrity", "suppression"} <= failed, result.output
     [flagged] = [line for line in result.output.splitlines() if line.strip().startswith("suppressed cells")]
     assert "HOLDS" in flagged and "DOES NOT HOLD" not in flagged  # one flagged cell, published as 0, as claimed
+
+
+def republish(folder: Path, published: np.ndarray, mask: np.ndarray, layout, k: int, primary: int) -> None:
+    """Rewrite a model folder's table with these counts and flags, and its manifest to match (k, the cell
+    counts, the table's hash): only the suppression itself is left to judge."""
+    result = F.Suppressed(published, mask, primary, int(mask.sum()) - primary)
+    F.model_table(result, layout).to_parquet(folder / "data.parquet", index=False)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    manifest["min_count"].update(k=k, suppressed_cells=primary, complementary_cells=int(mask.sum()) - primary)
+    manifest["output_sha256"] = audit.file_sha256(folder / "data.parquet")
+    (folder / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def test_validate_release_runs_the_suppression_audit(federation, tmp_path):
+    spec = federation["spec"]
+    layout, counts, k = F.layout_of(spec), sum(federation["counts"]).astype(np.int64), 30
+    folder = tmp_path / "model"
+    shutil.copytree(federation["folder"], folder)
+    out = F.apply_min_count(counts, layout, spec.min_count.model_copy(update={"k": k}))
+    republish(folder, out.counts, out.mask, layout, k, out.primary)
+    result = ppdp("validate", "--release", folder, "--json")
+    assert result.exit_code == 0, result.output
+    claims = {c["name"]: c for c in json.loads(result.output)["claims"]}
+    assert claims["suppression audit"] == {**claims["suppression audit"], "holds": True, "value": 0}
+    # the demo's counts suppressed with the old rule (the smallest other cell) at the same k: the standard audit
+    # passes, but knowing which suppressed counts are the small ones narrows them: validate fails (exit 3)
+    published, mask = old_rule(counts, layout, k)
+    assert wide(lp_ranges(published, mask, layout), k)
+    republish(folder, published, mask, layout, k, int(((counts >= 1) & (counts < k)).sum()))
+    result = ppdp("validate", "--release", folder)
+    assert result.exit_code == 3, result.output
+    failed = {line.split()[0] for line in result.output.splitlines() if "DOES NOT HOLD" in line}
+    assert failed == {"suppression"}, result.output
