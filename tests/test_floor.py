@@ -254,3 +254,59 @@ def test_the_api_refuses_a_vacuous_threshold():
     assert PrivacyThresholds(max_prosecutor_risk=1.0).vacuous_gates()  # the field allows it: the callers refuse it
     with pytest.raises(ValueError, match="can never fail"):
         ppdp.validate(census_frame(), quasi_identifiers=["age"], max_prosecutor_risk=1.0)
+
+
+def test_the_issue_s_vacuous_demo_policies_are_refused_by_ppdp_run_before_any_work(tmp_path):
+    # the old sap_demo (max_prosecutor_risk: 1) and the old uma/svd demos (max_linkage_risk: 1.0)
+    for name, privacy in (("sap_demo", {"max_prosecutor_risk": 1.0}), ("uma_demo", {"max_linkage_risk": 1.0,
+                                                                                   "min_vd": 0.003})):
+        spec = yaml.safe_load((EXAMPLES / f"{name}.yaml").read_text(encoding="utf-8"))
+        spec["privacy"] = privacy
+        spec["source"]["path"] = str(CENSUS)
+        spec["publish"]["root"] = str(tmp_path / "releases")
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+        result = ppdp_cli("run", path)
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "can never fail" in result.output and "Traceback" not in result.output
+        assert not list((tmp_path / "releases").glob("**/data.parquet"))
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_class_label_seen_k_times_in_the_input_is_not_published_fewer_times(workspace):
+    from ppdp.tasks.publish import load_manifest
+
+    frame = pd.read_csv(workspace.data, dtype={"zip": str})
+    frame.loc[frame.index[:20], "income"] = "scarce"  # 20 times in the input; the hold-out keeps some back
+    data = workspace.dir / "scarce.csv"
+    frame.to_csv(data, index=False)
+    result = ppdp_cli("run", workspace.spec(data=data, privacy={"k": 20}, method={"name": "mdav", "k": 20}))
+    assert result.exit_code == 0, result.output
+    [folder] = sorted(p.parent for p in workspace.root.glob("*/*/manifest.json"))
+    published = pd.read_parquet(folder / "data.parquet")
+    counts = published["income"].value_counts()
+    assert counts.min() >= 20 and "scarce" not in counts.index
+    manifest = load_manifest(folder)
+    assert "scarce" not in {c.label for c in manifest.utility.per_class}
+    assert "scarce" not in result.output and "scarce" not in (folder / "report.html").read_text(encoding="utf-8")
+    assert any(c.counted_on == "published" and c.name == "income" for c in manifest.rare_categories.columns)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("prefect_harness")
+@pytest.mark.parametrize("name", sorted(p.stem for p in EXAMPLES.glob("*.yaml")
+                                        if "shared" not in (EXAMPLES / p).read_text(encoding="utf-8")))
+def test_every_shipped_demo_publishes_and_meets_the_floor(tmp_path, name):
+    from ppdp.tasks.publish import load_manifest
+
+    root = tmp_path / "releases"
+    result = ppdp_cli("run", EXAMPLES / f"{name}.yaml", "--set", f"publish.root={root}")
+    assert result.exit_code == 0, result.output
+    [folder] = sorted(p.parent for p in root.glob("*/*/manifest.json"))
+    floor = load_manifest(folder).privacy.floor
+    if name == "uma_demo":  # the example of publishing below the floor on purpose
+        assert not floor.holds and floor.accepted is not None
+        assert "BELOW THE SAFETY FLOOR" in result.output
+    else:
+        assert floor.holds and floor.accepted is None, [c for c in floor.claims if not c.passed]
+        assert "safety floor holds" in result.output

@@ -101,6 +101,13 @@ def test_uma_is_refused_by_the_floor_and_publishes_only_below_it_on_purpose(work
     assert copies.mean() == pytest.approx(manifest.privacy.attacker_view.exact_copies, abs=1e-12)
     assert copies.mean() > 0.01
     assert "BELOW THE SAFETY FLOOR" in (folder.parent / "run.out").read_text()
+    assert "published below the safety floor" in (folder / "report.html").read_text(encoding="utf-8").lower()
+    from ppdp.tasks.audit import list_entries
+
+    entries = [e for e in list_entries(workspace.root) if e.release_id == manifest.release_id]
+    assert {e.status for e in entries} == {"pending", "published"}
+    assert all("BELOW THE SAFETY FLOOR" in e.reason and BELOW_FLOOR["reason"] in e.reason for e in entries)
+    assert all("exact copies" in e.reason for e in entries)  # the figures are in the signed entry
     ok = ppdp("validate", "--release", folder, "--original", workspace.data)
     assert ok.exit_code == 5 and "BELOW THE SAFETY FLOOR" in ok.output, ok.output
 

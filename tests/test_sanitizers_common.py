@@ -162,6 +162,12 @@ def test_estimator_contract_and_parameter_model(name, params):
     assert cls.Params.model_fields["name"].default == name
     assert set(cls.tunable) <= set(cls.param_names()) and all(v in ("larger", "smaller") for v in cls.tunable.values())
     assert any(cls.unit in units for units in GATE_UNITS.values())
+    # what it protects decides the safety floor's rows: every method is held to at least one
+    from ppdp.schemas.methods import identity_by
+    from ppdp.schemas.privacy import floor_rules
+
+    assert cls.protects in ("identity", "attribute")
+    assert floor_rules(identity_by(cls.protects, cls.unit)) or cls.protects == "attribute"
     first = next(iter(cls.tunable), cls.param_names()[0])  # no tunable parameter: the first parameter
     value = sanitizer.get_params()[first]
     assert sanitizer.set_params(**{first: value}) is sanitizer
