@@ -100,6 +100,10 @@ def _canonical(series: pd.Series, numeric: bool) -> pd.Series:
     if numeric:
         values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         return pd.Series(np.round(values, 9) + 0.0, copy=False)
+    if pd.api.types.is_string_dtype(series) and series.dtype != object or isinstance(series.dtype,
+                                                                                    pd.CategoricalDtype):
+        text_values = series.astype("string")  # text throughout: no number to reformat (fast path)
+        return pd.Series(text_values.to_numpy(dtype=object, na_value=None), dtype=object)
 
     def text(v: object) -> object:
         if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
