@@ -343,7 +343,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
                         ", ".join(t.name for t in promoted.columns if t.role != roles.get(t.name).role))
             roles = promoted
         privacy = enforce_privacy(report)
-        logger.info("[6/%d] privacy: %d claims hold", STEPS, len(privacy.claims))
+        logger.info("[6/%d] privacy: %d claims hold; safety floor %s", STEPS, len(privacy.claims),
+                    "holds" if privacy.floor.holds else "fails: published below it on purpose (accepted)")
         util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
         for d in util.delta_r:
