@@ -241,6 +241,7 @@ def test_near_copies_by_noise_are_refused_by_the_floor(workspace):
     assert "safety floor failed" in line and "exact copies" in line
 
 
+@pytest.mark.slow  # a flow run; make test keeps its margin under 4 minutes
 @pytest.mark.usefixtures("prefect_harness")
 def test_microaggregated_perturbation_tree_is_refused_naming_the_disclosure(workspace):
     line = _refused(workspace, 3, columns={**base_spec(workspace.data, workspace.root)["columns"],
@@ -272,6 +273,7 @@ def test_the_issue_s_vacuous_demo_policies_are_refused_by_ppdp_run_before_any_wo
         assert not list((tmp_path / "releases").glob("**/data.parquet"))
 
 
+@pytest.mark.slow  # a flow run; make test keeps its margin under 4 minutes
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_class_label_seen_k_times_in_the_input_is_not_published_fewer_times(workspace):
     from ppdp.tasks.publish import load_manifest
