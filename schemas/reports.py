@@ -521,6 +521,11 @@ class FloorReport(Report):
     def failed(self) -> list[Claim]:
         return [c for c in self.claims if not c.passed]
 
+    @property
+    def publishable(self) -> bool:
+        """The floor holds, or the owner accepted publishing below it."""
+        return self.holds or self.accepted is not None
+
 
 class PrivacyReport(Report):
     """Privacy of the published table, measured over its unit: the class models, re-identification risk,

@@ -28,7 +28,7 @@ def enforce_floor(report: PrivacyReport) -> PrivacyReport:
     floor = report.floor
     if floor is None:
         raise ReleaseRejected("safety floor: not measured (fail closed)", ["floor"])
-    if not floor.holds and floor.accepted is None:
+    if not floor.publishable:
         raise ReleaseRejected(f"safety floor failed: {'; '.join(describe_floor_claim(c) for c in floor.failed)} "
                               "(privacy.accept_below_floor publishes below it on purpose)",
                               [c.name for c in floor.failed])

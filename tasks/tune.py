@@ -52,7 +52,7 @@ from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.privacy.judge import judge_release
 from ppdp.tasks.privacy.measure import interval_privacy, measure_release
 from ppdp.tasks.sanitize.base import Sanitizer
-from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder, parts_accuracy
+from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder, join_rows, parts_accuracy
 
 EvaluateMany = Callable[[list[float]], list[Evaluation]]
 _REAL_ITERATIONS = 40
@@ -82,8 +82,7 @@ def privacy_figure(train: pd.DataFrame, release, roles: Roles, policy: PrivacyTh
 
 def meets_policy(report) -> bool:
     """Every gate passes and the release meets the safety floor (or the policy accepts publishing below it)."""
-    floor = report.floor
-    return report.passed and floor is not None and (floor.holds or floor.accepted is not None)
+    return report.passed and report.floor is not None and report.floor.publishable
 
 
 def evaluate_value(
@@ -104,7 +103,8 @@ def evaluate_value(
     started = time.perf_counter()
     encoder = feature_encoder(train, roles, standardize)
     every_row = sanitizer.covers_every_row  # sanitize every row; train and test on the release's own rows
-    everything = pd.concat([train, test], ignore_index=True)  # every input record, for the floor's exact copies
+    # every input record: the rows a recoding publishes, and the floor's exact copies when the policy is checked
+    everything = join_rows(train, test) if every_row or check_policy else None
     source = everything if every_row else train
     privacy, accs, per, meets = [], [], [], []
     for r in range(repeats):

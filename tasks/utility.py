@@ -268,8 +268,7 @@ def name_classes(report: UtilityReport, release, class_column: str | None, k: in
     """``report`` with every class label that the published data holds fewer than ``k`` times (or not at all: a
     label only held-out rows carry) replaced by ``class #i``, its position among the sorted labels: labels reach
     the manifest, the report, the CLI summary and Prefect's artifacts."""
-    frames = [p.frame for p in release.parts] if release.parts else [release.frame]
-    frame = frames[0]  # every part holds every record's class
+    frame = release.parts[0].frame if release.parts else release.frame  # every part holds every record's class
     counts = (frame[class_column].dropna().astype(str).value_counts().to_dict()
               if class_column is not None and class_column in frame.columns else {})
     order = sorted(c.label for c in report.per_class)

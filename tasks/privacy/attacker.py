@@ -359,11 +359,15 @@ def check_floor(view: AttackerView, protected: Sequence[str], unit: Unit,
             claims.append(_floor_claim(rule.key, rule.figure, unit, value, rule.limit, rule.comparison, rule.recheck,
                                        worst))
     holds = all(c.passed for c in claims)
-    accepted = None
-    if not holds and accept is not None:
-        accepted = AcceptedBelowFloor(reason=accept.reason, approved_by=accept.approved_by,
-                                      failed=[describe_floor_claim(c) for c in claims if not c.passed])
-    return FloorReport(holds=holds, applies=kinds, claims=claims, accepted=accepted)
+    return FloorReport(holds=holds, applies=kinds, claims=claims, accepted=accepted_below(claims, holds, accept))
+
+
+def accepted_below(claims: Sequence[Claim], holds: bool, accept: AcceptBelowFloor | None) -> AcceptedBelowFloor | None:
+    """The owner's decision to publish below the floor, with each failed row, recorded only when the floor fails."""
+    if holds or accept is None:
+        return None
+    return AcceptedBelowFloor(reason=accept.reason, approved_by=accept.approved_by,
+                              failed=[describe_floor_claim(c) for c in claims if not c.passed])
 
 
 def _floor_claim(key: str, measure: str, unit: Unit, value: float | None, limit: float, comparison: str,

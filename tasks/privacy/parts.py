@@ -15,8 +15,8 @@ import pandas as pd
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Protection
 from ppdp.schemas.privacy import PrivacyThresholds
-from ppdp.schemas.reports import AcceptedBelowFloor, Claim, FloorReport, PrivacyReport, Roles
-from ppdp.tasks.privacy.attacker import accept_of, attacker_view, check_floor, describe_floor_claim
+from ppdp.schemas.reports import Claim, FloorReport, PrivacyReport, Roles
+from ppdp.tasks.privacy.attacker import accept_of, accepted_below, attacker_view, check_floor
 from ppdp.tasks.privacy.measure import _class_measures, check_gates
 
 
@@ -46,6 +46,21 @@ def worse(claim: Claim, than: Claim) -> bool:
     return claim.value < than.value if claim.comparison == ">=" else claim.value > than.value
 
 
+def worst_claims(named: Sequence[tuple[str, Sequence[Claim]]], measure_suffix: str = "") -> list[Claim]:
+    """Each claim (by name) at its worst part (named in ``worst``; ``measure_suffix`` added to its measure),
+    holding only if it holds on every part."""
+    claims: dict[str, Claim] = {}
+    failed: dict[str, bool] = {}
+    for name, part_claims in named:
+        for c in part_claims:
+            tagged = c.model_copy(update={"worst": f"{name}" + (f": {c.worst}" if c.worst else ""),
+                                          "measure": f"{c.measure}{measure_suffix}"})
+            failed[c.name] = failed.get(c.name, False) or not c.passed
+            if c.name not in claims or worse(c, claims[c.name]):
+                claims[c.name] = tagged
+    return [c.model_copy(update={"passed": not failed[c.name]}) for c in claims.values()]
+
+
 def combine(reports: Sequence[tuple[str, PrivacyReport]]) -> PrivacyReport:
     """The release's report from its parts' reports: every claim at its worst part (named in ``worst``), holding
     only if it holds on every part; counts summed; the class measures and risks of the part with the smallest k
@@ -55,16 +70,7 @@ def combine(reports: Sequence[tuple[str, PrivacyReport]]) -> PrivacyReport:
     _, weakest = min(reports, key=lambda r: (r[1].k if r[1].k is not None else -1))
     records = sum(r.records for _, r in reports)
     groups = sum(r.groups or 0 for _, r in reports)
-    claims: dict[str, Claim] = {}
-    failed: dict[str, bool] = {}
-    for name, report in reports:
-        for c in report.claims:
-            tagged = c.model_copy(update={"worst": f"{name}" + (f": {c.worst}" if c.worst else ""),
-                                          "measure": f"{c.measure}, worst over the parts"})
-            failed[c.name] = failed.get(c.name, False) or not c.passed
-            if c.name not in claims or worse(c, claims[c.name]):
-                claims[c.name] = tagged
-    merged = [c.model_copy(update={"passed": not failed[c.name]}) for c in claims.values()]
+    merged = worst_claims([(name, report.claims) for name, report in reports], ", worst over the parts")
     qis = list(dict.fromkeys(q for _, r in reports for q in r.quasi_identifiers))
     sas = list(dict.fromkeys(s for _, r in reports for s in r.sensitive_attributes))
     return weakest.model_copy(update={
@@ -115,8 +121,6 @@ def judge_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles:
                 ) -> tuple[PrivacyReport, list[PrivacyReport]]:
     """A partitioned release (DMPD): every part measured over its own quasi-identifiers, seen by the attacker on its
     own and held to the floor; the release's report takes every claim and floor figure at its worst part."""
-    from ppdp.tasks.privacy.parts import combine, part_measures, part_thresholds
-
     each = []
     for (_, frame, qis), thresholds in zip(parts, part_thresholds(parts, roles, policy)):
         base = part_measures(frame, qis, roles, thresholds, hierarchies, population)
@@ -133,22 +137,8 @@ def judge_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], roles:
 def combine_floors(floors: Sequence[tuple[str, FloorReport | None]], accept=None) -> FloorReport:
     """The release's floor from its parts': each claim at its worst part (named in ``worst``), holding only if it
     holds on every part."""
-    claims: dict[str, Claim] = {}
-    failed: dict[str, bool] = {}
-    applies: list[str] = []
-    for name, floor in floors:
-        if floor is None:
-            continue
-        applies += [a for a in floor.applies if a not in applies]
-        for c in floor.claims:
-            tagged = c.model_copy(update={"worst": f"{name}" + (f": {c.worst}" if c.worst else "")})
-            failed[c.name] = failed.get(c.name, False) or not c.passed
-            if c.name not in claims or worse(c, claims[c.name]):
-                claims[c.name] = tagged
-    merged = [c.model_copy(update={"passed": not failed[c.name]}) for c in claims.values()]
+    present = [(name, floor) for name, floor in floors if floor is not None]
+    applies = list(dict.fromkeys(a for _, floor in present for a in floor.applies))
+    merged = worst_claims([(name, floor.claims) for name, floor in present])
     holds = bool(merged) and all(c.passed for c in merged)
-    accepted = None
-    if not holds and accept is not None:
-        accepted = AcceptedBelowFloor(reason=accept.reason, approved_by=accept.approved_by,
-                                      failed=[describe_floor_claim(c) for c in merged if not c.passed])
-    return FloorReport(holds=holds, applies=applies, claims=merged, accepted=accepted)
+    return FloorReport(holds=holds, applies=applies, claims=merged, accepted=accepted_below(merged, holds, accept))

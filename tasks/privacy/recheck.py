@@ -228,9 +228,10 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     view = attacker_view(frame, manifest.roles, protects=protects, unit=manifest.unit, protected=protected)
     base = published_report(manifest, frame).model_copy(update={"attacker_view": view})
     recomputed = {c.name: c for c in check_gates(base, policy).claims}
-    recomputed.update((c.name, c) for c in check_floor(view, protected, manifest.unit).claims)
+    floor_again = check_floor(view, protected, manifest.unit).claims
+    recomputed.update((c.name, c) for c in floor_again)
     floor_claims = manifest.privacy.floor.claims if manifest.privacy.floor is not None else [
-        c.model_copy(update={"value": None}) for c in check_floor(view, protected, manifest.unit).claims]
+        c.model_copy(update={"value": None}) for c in floor_again]
     claims = [*manifest.privacy.claims, *floor_claims]
     reproduced: dict[str, Claim] = {}
     repro_note, repro_ok = "", False
