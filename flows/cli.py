@@ -112,6 +112,10 @@ def run(
     for c in result.claims:
         value = "n/a" if c.value is None else f"{c.value:.6g}"
         console.print(f"  claim {c.name:<20} {value} {c.comparison} {c.threshold:g}  holds", markup=False)
+    if result.series is not None:
+        from ppdp.tasks.privacy.series import series_line
+
+        console.print(f"  series        {series_line(result.series)}", markup=False)
     console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
     for label, acc in result.per_class.items():
         console.print(f"    class {label:<12} {acc:.4f}", markup=False)
@@ -569,6 +573,51 @@ def _dataset_of(spec: Path, overrides: list[str]) -> str | None:
 
 # -- audit ---------------------------------------------------------------------------------------------------
 RootOption = typer.Option(..., "--root", help="publish root holding audit.db")
+
+
+@app.command()
+def series(
+    dataset: str = typer.Argument(..., help="the dataset's name (the spec's dataset)"),
+    root: Path = typer.Option(..., "--root", help="the publish root"),
+) -> None:
+    """The dataset's releases under ROOT as the publisher's series ledger holds them (oldest first), with each
+    one's composed figures and the DP budget spent; releases rolled back or never published are listed but not
+    counted. Needs the series ledger (this machine's ppdp config folder): exit 2 when the root has none."""
+    from ppdp.tasks import series as ledger
+    from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.privacy.series import series_line
+    from ppdp.tasks.publish import load_manifest, release_folder
+
+    try:
+        path = ledger.ledger_path(root)
+        entries = ledger.series_entries(root, dataset)
+    except PpdpError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    if path is None or not path.exists():
+        fail(f"error: no series ledger for the publish root {root} on this machine (no release published there, or "
+             "published with another ppdp config folder)", 2)
+    if not entries:
+        fail(f"error: the series ledger {path} holds no release of dataset {dataset}", 2)
+    console.print(f"series of {dataset} under {root} (ledger {path})", markup=False)
+    console.print(f"  {'release':<26} {'created (UTC)':<25} {'method':<18} {'unit':<19} {'records':>8} {'k':>5} "
+                  f"{'epsilon':>8}  state", markup=False)
+    spent = 0.0
+    for e in entries:
+        eps = "" if e.epsilon is None else f"{e.epsilon:.4g}"
+        console.print(f"  {e.release_id:<26} {e.created_at:<25} {e.method:<18} {e.unit:<19} {e.records:>8,} "
+                      f"{'' if e.k is None else e.k:>5} {eps:>8}  {e.state}", markup=False)
+        if e.state in ("published", "pending") and e.epsilon is not None:
+            spent += e.epsilon
+        if e.state == "published":
+            try:
+                manifest = load_manifest(release_folder(root, dataset, e.release_id))
+            except (PpdpError, OSError, ValueError):
+                console.print("    (its manifest cannot be read)", markup=False)
+                continue
+            if manifest.series is not None:
+                console.print(f"    {series_line(manifest.series)}", markup=False)
+    console.print(f"  DP budget spent: epsilon {spent:.4g} (basic composition over the published DP releases)",
+                  markup=False)
 
 
 @audit_app.command("list")

@@ -32,12 +32,14 @@ from ppdp.flows.runners import SpecTaskRunner
 from ppdp.schemas.manifest import ReleaseResult
 from ppdp.schemas.reports import TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, tag, tune, utility
+from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, series, tag, tune, utility
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.blas import one_blas_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import pareto_plot_png, tuning_plot_png
 from ppdp.tasks.privacy import judge
+from ppdp.tasks.privacy import series as series_judge
+from ppdp.tasks.privacy.series import series_line
 from ppdp.tasks.privacy.validate import privacy_checks
 from ppdp.tasks.sanitize.registry import build_sanitizer, method_class, run_method
 
@@ -158,7 +160,7 @@ tag_columns = step(tag.tag_columns, "tag", lambda p: f"{len(p['frame'].columns)}
 protect_identifiers = step(tag.protect_identifiers, "protect-identifiers",
                            lambda p: f"{len(p['roles'].identifiers)} identifiers, {p['policy'].action}")
 merge_rare = step(rare.merge_rare_categories, "merge-rare-categories", lambda p: f"k={_value(p['k'])}")
-hold_out = step(utility.split_holdout, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
+hold_out = step(utility.split_holdout_keyed, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
 merge_rare_published = step(rare.merge_rare_on_published, "merge-rare-on-published",
                             lambda p: f"k={_value(p['k'])}, {len(p['train']):,} rows published")
 join_rows = step(utility.join_rows, "join-rows")
@@ -169,6 +171,9 @@ sanitize = step(run_method, "sanitize", lambda p: f"{_sanitizer_settings(p['sani
 measure_privacy = step(privacy_checks, "validate-privacy", lambda p: f"unit {p['release'].unit}")
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
 promote_columns = step(judge.promote_counted_columns, "promote-columns")
+judge_series = step(series_judge.judge_series, "judge-series", lambda p: p["spec"].dataset)
+enforce_series = step(gates.enforce_series, "enforce-series-gates")
+previous_groups = step(series.previous_groups, "previous-groups", lambda p: p["dataset"])
 split_release = step(utility.split_release, "split-release")
 check_utility = step(utility.evaluate_utility, "check-utility", lambda p: p["spec"].classifier)
 check_parts_utility = step(utility.evaluate_parts_utility, "check-utility",
@@ -214,11 +219,17 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
     cls = method_class(spec.method.name)
     skip = roles.rare_rule_skip if cls.generalizes else ()  # its quasi-identifiers: classes of >= k by design
     protected, rare_report = merge_rare(protected, roles, spec.rare_k, skip)
-    train, test = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    prints = fingerprint(frame, roles, spec.dataset, series.series_key(spec.publish.root if check_root else None))
+    train, test, joined_prints = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed,
+                                          prints.values, spec.series.keep_groups)
     if not cls.covers_every_row:  # only the training rows are published: count again on them
         train, test, rare_report = merge_rare_published(train, test, roles, spec.rare_k, rare_report, skip)
         protected = join_rows(train, test)
-    return ingest_report, roles, rare_report, protected.reset_index(drop=True), train, test
+        prints = series.Fingerprints(joined_prints, prints.by)
+    return ingest_report, roles, rare_report, protected.reset_index(drop=True), train, test, prints
+
+
+fingerprint = step(series.fingerprints, "fingerprint-records", lambda p: f"{len(p['frame']):,} rows")
 
 
 def tune_method(spec: ReleaseSpec, roles, train, test, everything=None, logger=None):
@@ -318,16 +329,23 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         spec = load_spec(spec_path, overrides)
         known["spec_sha256"] = spec_io.spec_sha256(spec)
         logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
-        ingest_report, roles, rare_report, protected, train, test = prepare(spec, logger)
+        ingest_report, roles, rare_report, protected, train, test, prints = prepare(spec, logger)
         known["input_sha256"] = ingest_report.input_sha256
         every_row = method_class(spec.method.name).covers_every_row
         # a recoding (generalization) publishes every input row; the other methods publish the training rows (the
         # held-out rows are never sanitized nor published)
         source = protected if every_row else train
+        source_prints = prints.values[:len(source)]
+        order_key = series.order_key(series.series_key(spec.publish.root), spec.dataset)
+        previous = None
+        if spec.series.keep_groups:
+            previous, kept_from = previous_groups(spec.publish.root, spec.dataset, spec.series, started, source_prints)
+            logger.info("[5/%d] series: keeping the groups of %s for %d of %d records", STEPS,
+                        kept_from or "no earlier release", int((previous >= 0).sum()), len(previous))
         for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
             sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
             logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
-            release, method = sanitize(sanitizer, source, roles)
+            release, method = sanitize(sanitizer, source, roles, order_key, previous)
             logger.info("[5/%d] sanitize: %d records%s, unit %s (%.2fs)", STEPS, _rows(release),
                         f" in {len(release.parts)} tables" if release.parts else "", release.unit, method.seconds)
             # privacy and utility are measured in parallel (submitted tasks: Dask tasks on a Dask runner); the
@@ -345,6 +363,12 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         privacy = enforce_privacy(report)
         logger.info("[6/%d] privacy: %d claims hold; safety floor %s", STEPS, len(privacy.claims),
                     "holds" if privacy.floor.holds else "fails: published below it on purpose (accepted)")
+        series_report, ledger_rows = judge_series(
+            spec=spec, release=release, method=method, roles=roles, prints=prints.values[:len(source)],
+            fingerprinted_by=prints.by, view=privacy.attacker_view, source=source,
+            protected_columns=method_class(spec.method.name).protected_columns(roles), now=started)
+        enforce_series(series_report)
+        logger.info("[6/%d] series: %s", STEPS, series_line(series_report))
         util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
         logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
         for d in util.delta_r:
@@ -353,12 +377,14 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         manifest = build_manifest(
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
             ingest=ingest_report, release=release, method=method, privacy=privacy, utility=util, tuning=trace,
-            output_checks=output_checks, rare=rare_report, flow_run_id=run_id)
+            output_checks=output_checks, rare=rare_report, flow_run_id=run_id, series=series_report)
         extras = {"tuning.png": plot_tuning(trace)}
         if release.partition is not None:
             extras["pareto.png"] = plot_pareto(release.partition, privacy.k)
         tables = {p.name: p.frame for p in release.parts} if release.parts else release.frame
-        folder, manifest, _ = write_release(tables, manifest, {n: b for n, b in extras.items() if b}, started)
+        record = series.record_of(spec, release_id, started, method, manifest.rows, privacy.k, prints.by,
+                                  series_report, ledger_rows)
+        folder, manifest, _ = write_release(tables, manifest, {n: b for n, b in extras.items() if b}, started, record)
         logger.info("[8/%d] published %s", STEPS, folder)
         try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
             publish_artifacts(manifest)
@@ -369,7 +395,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             report=str(folder / "report.html"),  # publish writes it (or refuses)
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
             accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
-            floor=privacy.floor,
+            floor=privacy.floor, series=series_report,
             tuning_rule=trace.rule, tuned=None if trace.parameter is None else
             f"{trace.parameter}={trace.chosen if trace.lattice is None else dict(trace.lattice.node)}",
             per_class={c.label: c.sanitized for c in util.per_class},
@@ -398,7 +424,7 @@ def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace
     one_blas_thread_from_now_on()
     try:
         spec = load_spec(spec_path, list(overrides or []))
-        _, roles, _, protected, train, test = prepare(spec, logger, check_root=False)
+        _, roles, _, protected, train, test, _ = prepare(spec, logger, check_root=False)
         every_row = method_class(spec.method.name).covers_every_row
         _, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
         logger.info("tune (%s): %s", trace.strategy, trace.rule)

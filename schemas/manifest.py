@@ -23,6 +23,7 @@ from ppdp.schemas.reports import (
     TuningTrace,
     UtilityReport,
 )
+from ppdp.schemas.series import SeriesReport
 from ppdp.schemas.spec import ReleaseSpec
 
 Status = Literal["published", "rejected", "error"]
@@ -132,6 +133,9 @@ class Manifest(BaseModel):
     seed: int = Field(..., description="the spec's seed, from which every random choice of the run derives")
     privacy: PrivacyReport = Field(..., description="privacy measured on the published table over its unit, and "
                                                     "the claims the release makes")
+    series: SeriesReport | None = Field(
+        None, description="this release in its series: the earlier releases of the dataset it was judged with, the "
+                          "composed figures and the DP budget (re-checked by the publisher, from the series ledger)")
     utility: UtilityReport = Field(..., description="classifier accuracy of the release against the original, "
                                                     "information loss and the utility gates")
     tuning: TuningTrace = Field(..., description="how the method's tunable parameter was chosen")
@@ -209,6 +213,7 @@ class ReleaseResult(BaseModel):
     claims: list[Claim] = Field(default_factory=list, description="the privacy claims of the release")
     attacker_view: AttackerView | None = Field(None, description="the release as an attacker sees it")
     floor: FloorReport | None = Field(None, description="the safety floor and whether the release meets it")
+    series: SeriesReport | None = Field(None, description="this release in its series (composed figures, budget)")
     tuned: str | None = Field(None, description="parameter=value chosen by the tuning step")
     tuning_rule: str | None = Field(None, description="why the tuning step chose that value, in one line")
     linkage_risk: float | None = None

@@ -13,6 +13,7 @@ from pydantic import Field, ValidationInfo, model_validator
 
 from ppdp.schemas.base import StrictModel
 from ppdp.schemas.methods import IdentityBy, Unit
+from ppdp.schemas.series import Budget
 
 
 class PrivacyThresholds(StrictModel):
@@ -128,6 +129,10 @@ class PrivacyPolicy(PrivacyThresholds):
     publishes a release that fails it on purpose, with a recorded reason. A gate no release can fail (k or l of
     1, a risk bound of 1, min_dcr or min_vd of 0, t of 1) is refused when a spec is loaded: it is not a policy."""
 
+    budget: Budget | None = Field(
+        None, description="differentially private methods: the dataset's privacy-loss budget {epsilon, delta, "
+                          "period}; a release that would spend beyond it (basic composition over the dataset's DP "
+                          "releases in the series ledger) is refused")
     accept_below_floor: AcceptBelowFloor | None = Field(
         None, description="publish even if the release fails the safety floor: {reason, approved_by}; recorded in the "
                           "manifest, the audit trail and the report (red header)")

@@ -247,6 +247,8 @@ class MethodRecord(Report):
                                              "suppressed in it (set missing or '*'); a column without any may be "
                                              "absent")
     seconds: float = Field(..., description="wall-clock seconds the method took to sanitize")
+    kept_members: int | None = Field(None, description="series.keep_groups: records placed in the group they had in "
+                                                       "the dataset's previous release (None: groups not kept)")
 
 
 class ParetoPoint(Report):

@@ -14,6 +14,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ppdp.schemas.base import ColumnKind, Role, StrictModel
 from ppdp.schemas.privacy import GATE_UNITS, PrivacyPolicy, PrivacyThresholds, gates_set  # noqa: F401
+from ppdp.schemas.series import SeriesSpec
 from ppdp.schemas.source import SourceSpec  # noqa: F401
 from ppdp.tasks.sanitize.registry import MethodSpec
 
@@ -194,6 +195,9 @@ class ReleaseSpec(StrictModel):
                                                                           "share and utility gates")
     publish: PublishSpec = Field(..., description="where the release is published")
     runner: RunnerSpec = Field(default_factory=RunnerSpec, description="where the flow's tasks run")
+    series: SeriesSpec = Field(default_factory=SeriesSpec, description="the release series: which earlier releases "
+                               "of the dataset under the root this one is judged with (all by default), and whether "
+                               "it keeps their group memberships")
     seed: int = Field(0, ge=0, lt=2**32, description="seed of every random choice of the run (hold-out split, "
                                                      "method, tuning, query attacker); 0 <= seed < 2^32")
 
@@ -248,6 +252,14 @@ class ReleaseSpec(StrictModel):
         if self.tuning.strategy == "lattice" and parameter not in cls.lattice_parameters:
             raise ValueError(f"tuning.strategy lattice needs a parameter of generalization levels; method {cls.name} "
                              f"has none (use grid, bisect or suggested)")
+        if self.series.keep_groups and not cls.keeps_groups:
+            raise ValueError(f"series.keep_groups: method {cls.name} cannot keep earlier group memberships")
+        if self.series.keep_groups and self.tuning.strategy != "fixed":
+            raise ValueError("series.keep_groups needs tuning.strategy fixed: kept groups keep the size they had, "
+                             "and a k tuned anew each release would suppress them")
+        if self.privacy.budget is not None and unit != "differential_privacy":
+            raise ValueError(f"privacy.budget applies to differentially private methods; method {cls.name} has unit "
+                             f"{unit} (its series is judged by the composition gates)")
         if parameter == "k" and k is not None and self.tuning.max is not None and self.tuning.max < k:
             raise ValueError(f"tuning.max ({self.tuning.max:g}) is below privacy.k ({k})")
         if parameter == "k" and k is not None:

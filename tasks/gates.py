@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ppdp.schemas.reports import PrivacyReport, UtilityReport
+from ppdp.schemas.series import SeriesReport
 from ppdp.tasks.core.errors import ReleaseRejected
 from ppdp.tasks.privacy.attacker import describe_floor_claim
 from ppdp.tasks.privacy.measure import describe_failed
@@ -40,4 +41,17 @@ def enforce_utility(report: UtilityReport) -> UtilityReport:
     if report.failed:
         raise ReleaseRejected(f"utility gate failed: {describe_failed(report.failed)}",
                               [g.name for g in report.failed])
+    return report
+
+
+def enforce_series(report: SeriesReport) -> SeriesReport:
+    """Raise :class:`ppdp.tasks.series.SeriesError` (exit 3, nothing published) when the release, judged with the
+    dataset's earlier releases, breaks a composed figure or the DP budget: one line naming the earlier release and
+    the figure."""
+    from ppdp.tasks.privacy.series import series_refusal
+    from ppdp.tasks.series import SeriesError
+
+    line = series_refusal(report)
+    if line is not None:
+        raise SeriesError(line, ["series"])
     return report

@@ -281,15 +281,16 @@ def collect_versions() -> Versions:
 
 
 def publish_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manifest, extras: dict[str, bytes] | None,
-                    started: datetime
-                    ) -> tuple[Path, Manifest, str]:
+                    started: datetime, series_record=None) -> tuple[Path, Manifest, str]:
     """Publish crash-safely (see the module docstring): stage, ``pending`` entry, rename, completing
     ``published`` entry, all under the root's publish lock. Refuses (:class:`PublishError`, nothing written) when
     the root holds an interrupted publish: ``ppdp audit recover`` first. On an error after the pending entry,
     the release is removed again and the pending entry rolled back (a published release always has its
-    completing entry); a kill is repaired by ``ppdp audit recover``."""
+    completing entry); a kill is repaired by ``ppdp audit recover``. ``series_record``
+    (:class:`ppdp.tasks.series.SeriesRecord`) is written to the series ledger after the pending entry, before the
+    rename."""
     return publish_staged(manifest, lambda root: stage_release(frame, manifest, root, extras), started,
-                          below_floor_note(manifest))
+                          below_floor_note(manifest), None if series_record is None else series_record.write)
 
 
 def below_floor_note(manifest: Manifest) -> str:
@@ -302,12 +303,14 @@ def below_floor_note(manifest: Manifest) -> str:
     return (f" BELOW THE SAFETY FLOOR, accepted by {a.approved_by}: {a.reason} (failed: {'; '.join(a.failed)})")
 
 
-def publish_staged(manifest, stage, started: datetime, what: str = "") -> tuple[Path, object, str]:
+def publish_staged(manifest, stage, started: datetime, what: str = "", after_pending=None
+                   ) -> tuple[Path, object, str]:
     """The crash-safe publish of any release folder (a release, a federated model): under the root's publish lock,
     ``stage(root)`` writes the staging folder and returns (staging folder, final manifest, manifest hash, file
     list); then the ``pending`` entry, the rename, the completing ``published`` entry. ``manifest`` has the
     fields an audit entry names (release_id, dataset, spec.publish.root, the hashes, flow_run_id); ``what`` is
-    added to the entries' reasons."""
+    added to the entries' reasons; ``after_pending(root)``, when given, runs after the pending entry and before the
+    rename (an error there removes the staging folder and rolls the pending entry back)."""
     from ppdp.tasks import audit
 
     root = Path(manifest.spec.publish.root)
@@ -326,6 +329,14 @@ def publish_staged(manifest, stage, started: datetime, what: str = "") -> tuple[
         except BaseException:
             remove_path(staging)
             raise
+        if after_pending is not None:
+            try:
+                after_pending(root)
+            except BaseException:
+                remove_path(staging)
+                audit.roll_back_quietly(root, pending, "the series ledger could not be written")
+                raise
+            audit.fault_point("ledger-written")
         audit.fault_point("pending-appended")  # just before the rename
         try:
             rename_into_place(staging, final)
@@ -371,7 +382,7 @@ def column_treatments(roles: Roles, release_treatments: dict[str, str], method: 
 
 def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spec_sha256: str, roles: Roles,
                    ingest, release, method, privacy, utility, tuning, output_checks, rare=None,
-                   flow_run_id: str | None = None) -> Manifest:
+                   flow_run_id: str | None = None, series=None) -> Manifest:
     """The manifest of a release about to be published (``output_sha256`` is filled in when written)."""
     from ppdp.schemas.methods import GROUP_COLUMN
 
@@ -391,6 +402,6 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
         group_column=GROUP_COLUMN if GROUP_COLUMN in frame.columns else None,
         treatments=column_treatments(roles, release.treatments, method.name, release.unit, rare),
         spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,
-        seed=spec.seed, privacy=privacy, utility=utility, tuning=tuning, output_checks=output_checks,
+        seed=spec.seed, privacy=privacy, series=series, utility=utility, tuning=tuning, output_checks=output_checks,
         versions=collect_versions(), flow_run_id=flow_run_id,
     )

@@ -53,6 +53,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("summary", "What was released"),
     ("policy", "Privacy policy and claims"),
     ("risk", "Disclosure risk"),
+    ("series", "This release in its series"),
     ("utility", "Utility"),
     ("tuning", "Tuning"),
     ("checks", "Data checks"),
@@ -1755,6 +1756,51 @@ class _Page:
                                     [(f"<code>{_e(o.expectation)}</code>", f"<code>{_e(o.column)}</code>"
                                       if o.column else "", _e(_fmt(o.unexpected_count)), _e(_fmt(o.element_count)))
                                      for o in failed], num=(2, 3)))
+        return "".join(parts)
+
+    def series(self) -> str:
+        m = self.m
+        r = m.series
+        if r is None:
+            return ('<p class="note">Made before ppdp judged releases as a series: no composed figures were '
+                    "recorded.</p>")
+        parts = []
+        if not r.earlier:
+            parts.append("<p>The dataset's first release under this publish root: there was nothing to compose it "
+                         "with. Its records' places are in the publisher's series ledger, so the next release is "
+                         "judged with this one.</p>")
+        else:
+            parts.append(f"<p>Judged, before publishing, with {_e(_fmt(len(r.earlier)))} earlier release(s) of "
+                         f"<code>{_e(m.dataset)}</code> ({_e(r.window)}), as an attacker holding all of them would "
+                         f"judge it. Records are followed across releases by {_e(r.fingerprinted_by)}, "
+                         "fingerprinted under the publisher's key in a ledger that is never published.</p>")
+        if r.figures:
+            parts.append(_table(("composed figure", "value", "bound", "verdict", "how"),
+                                [(_e(f.name), _e(_fmt(f.value)), _e(f"{f.comparison} {_fmt(f.limit)}"),
+                                  _badge(f.holds), _e(f.detail)) for f in r.figures], num=(1,)))
+        if r.pairs:
+            parts.append("<h3>With each earlier release</h3>")
+            parts.append(_table(
+                ("earlier release", "method", "unit", "records in both", "smallest intersection", "below k"),
+                [(f"<code>{_e(p.release_id)}</code>", _e(p.method), _e(p.unit), _e(_fmt(p.common_records)),
+                  _e(_fmt(p.smallest_intersection)) if p.smallest_intersection is not None else "n/a",
+                  _e(_pct(p.records_below_k)) if p.records_below_k is not None else "n/a") for p in r.pairs],
+                num=(3, 4, 5)))
+        if r.budget is not None:
+            b = r.budget
+            limit = "no budget set" if b.epsilon_limit is None else f"budget epsilon {_fmt(b.epsilon_limit)}" + (
+                f" per {b.period}" if b.period else "")
+            parts.append(f"<p>Differential privacy budget ({_e(b.rule)}): earlier DP releases spent epsilon "
+                         f"{_e(_fmt(b.epsilon_before))} in {_e(_fmt(b.releases))} release(s); this one spends "
+                         f"{_e(_fmt(b.epsilon))}; {_e(limit)}. {_badge(b.holds, 'within budget', 'over budget')}</p>")
+        if r.kept_members is not None:
+            parts.append(f"<p>Group memberships kept from the previous release (<code>series.keep_groups</code>): "
+                         f"{_e(_fmt(r.kept_members))} records were placed in their previous group; records whose "
+                         f"previous group fell below k are counted as suppressed rows ("
+                         f"{_e(_fmt(m.method.suppressed_rows))}).</p>")
+        parts.append('<p class="note">These figures are re-checked by the publisher (<code>ppdp series</code>): they '
+                     "need the series ledger, which is never published. <code>ppdp validate --release</code> does not "
+                     "re-check them.</p>")
         return "".join(parts)
 
     def provenance(self) -> str:

@@ -26,6 +26,27 @@ def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed:
     return frame.iloc[train].reset_index(drop=True), frame.iloc[test].reset_index(drop=True)
 
 
+def split_holdout_keyed(frame: pd.DataFrame, class_column: str, fraction: float, seed: int,
+                        fingerprints: np.ndarray, stable: bool = False
+                        ) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """:func:`split_holdout`, also returning the rows' ``fingerprints`` (one per row of ``frame``) in the order of
+    the training rows then the held-out rows. ``stable``: a record is held out by its fingerprint (a keyed hash)
+    rather than by a seeded stratified draw, so that it falls on the same side in every release of a growing table
+    (what keeping group memberships across a series needs); about ``fraction`` of the rows are held out, not
+    stratified."""
+    fingerprints = np.asarray(fingerprints, dtype=np.int64)
+    if stable:
+        share = (fingerprints.view(np.uint64) >> np.uint64(11)).astype(np.float64) / float(2**53)
+        held = share < fraction
+        train, test = np.flatnonzero(~held), np.flatnonzero(held)
+        if not test.size or not train.size:
+            raise InputError(f"input has {len(frame)} rows: too few to hold out {fraction:.0%} of the records")
+    else:
+        train, test = holdout_positions(frame, class_column, fraction, seed)
+    return (frame.iloc[train].reset_index(drop=True), frame.iloc[test].reset_index(drop=True),
+            np.concatenate([fingerprints[train], fingerprints[test]]))
+
+
 def join_rows(train: pd.DataFrame, test: pd.DataFrame) -> pd.DataFrame:
     """Every input record after the hold-out (training rows first, then the held-out ones), index reset."""
     return pd.concat([train, test], ignore_index=True)

@@ -190,3 +190,24 @@ def workspace(tmp_path):
 
     census().to_csv(tmp_path / "census.csv", index=False)
     return Workspace()
+
+
+def run_deployment_once(dep, name: str, parameters: dict | None = None):
+    """Trigger a run of the applied deployment ``dep`` (``flow/deployment`` ``name``) and execute it with a Prefect
+    runner that takes that one run; returns the finished flow run."""
+    import asyncio
+
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.runner import Runner
+
+    flow_run = run_deployment(name, parameters=parameters, timeout=0)
+
+    async def execute():
+        runner = Runner(query_seconds=1, prefetch_seconds=5)
+        await runner.aadd_deployment(dep)
+        await runner.start(run_once=True)
+        async with get_client() as client:
+            return await client.read_flow_run(flow_run.id)
+
+    return asyncio.run(execute())

@@ -62,8 +62,11 @@ from ppdp.tasks.publish import load_manifest, new_release_id, publish_release
 
 template, root = Path(sys.argv[1]), Path(sys.argv[2])
 manifest = load_manifest(template)
-spec = manifest.spec.model_copy(update={"publish": manifest.spec.publish.model_copy(update={"root": root})})
-manifest = manifest.model_copy(update={"release_id": new_release_id(), "spec": spec, "output_sha256": None})
+# another dataset than the CLI runs' (this copy is not in the series ledger, which would refuse their next release)
+spec = manifest.spec.model_copy(update={"publish": manifest.spec.publish.model_copy(update={"root": root}),
+                                        "dataset": "census-driver"})
+manifest = manifest.model_copy(update={"release_id": new_release_id(), "spec": spec, "output_sha256": None,
+                                       "dataset": "census-driver"})
 folder, *_ = publish_release(pd.read_parquet(template / "data.parquet"), manifest,
                              {"tuning.png": (template / "tuning.png").read_bytes()}, datetime.now(UTC))
 print(folder)
@@ -532,3 +535,34 @@ def test_control_without_ppdp_a_killed_flow_orphans_its_prefect_server(site):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left, "the control's temporary server died with its parent: the orphan test proves nothing here"
+
+
+# -- the series ledger, killed with the publish ----------------------------------------------------------------
+@pytest.mark.slow  # two real `ppdp run` processes killed (about 20 s); .ci/run runs it
+@pytest.mark.parametrize("point", ["ledger-uncommitted", "ledger-written"])
+def test_a_kill_around_the_ledger_write_leaves_no_counted_release(site, tmp_path, point):
+    """Killed inside the ledger's transaction (nothing in the ledger) or just after it (the ledger holds a release
+    whose publish recovery rolls back): either way the release is not counted, and the next run publishes, judged
+    with the releases that were published only."""
+    from ppdp.tasks import series
+
+    root = tmp_path / "root"
+    spec = site.spec(root, f"ledger-{point}")
+    assert run([PPDP, "run", spec], site.env()).returncode == 0
+    [first] = published(root)
+    killed = run([PPDP, "run", spec], site.env(point))
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    out = recover_and_check(site, root, before=releases_on_disk(root))
+    assert "rolled back" in out
+    states = {e.release_id: e.state for e in series.series_entries(root, "census")}
+    assert states[first.split("/")[1]] == "published"
+    assert list(states.values()).count("published") == 1
+    if point == "ledger-written":  # held by the ledger, never published: listed, not counted
+        assert sorted(states.values()) == ["published", "rolled_back"], states
+    else:
+        assert list(states.values()) == ["published"], states
+    again = run([PPDP, "run", spec], site.env())
+    assert again.returncode == 0, again.stderr[-2000:]
+    newest = max(p for p in published(root) if p != first)
+    manifest = load_manifest(root / newest)
+    assert manifest.series.earlier == [first.split("/")[1]]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 
 from ppdp.deployments.release import DEPLOYMENT_NAME, build_deployment
 from ppdp.tasks import audit
+from tests.conftest import run_deployment_once
 
 
 def test_deployment_definition(tmp_path):
@@ -39,23 +39,10 @@ def test_federation_deployment_definition(tmp_path):
 @pytest.mark.slow  # a runner process polling the API (about 8 s); .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
 def test_triggered_run_executes_the_flow(workspace):
-    from prefect.client.orchestration import get_client
-    from prefect.deployments import run_deployment
-    from prefect.runner import Runner
-
     dep = build_deployment(spec_path=workspace.spec(), name="test-release")
     dep.apply()
-    flow_run = run_deployment("ppdp-release/test-release", parameters={
-        "spec_path": str(workspace.spec()), "overrides": ["seed=5"]}, timeout=0)
-
-    async def execute():
-        runner = Runner(query_seconds=1, prefetch_seconds=5)
-        await runner.aadd_deployment(dep)
-        await runner.start(run_once=True)
-        async with get_client() as client:
-            return await client.read_flow_run(flow_run.id)
-
-    finished = asyncio.run(execute())
+    finished = run_deployment_once(dep, "ppdp-release/test-release", {
+        "spec_path": str(workspace.spec()), "overrides": ["seed=5"]})
     assert finished.state.is_completed(), finished.state
     pending, entry = audit.list_entries(workspace.root)
-    assert entry.status == "published" and entry.completes == pending.seq and entry.flow_run_id == str(flow_run.id)
+    assert entry.status == "published" and entry.completes == pending.seq and entry.flow_run_id == str(finished.id)

@@ -29,7 +29,7 @@ from ppdp.schemas.base import Role
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.reports import AcceptedBelowFloor, Claim, PrivacyReport
-from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.errors import InputError, PpdpError
 from ppdp.tasks.privacy.attacker import attacker_view, check_floor
 from ppdp.tasks.privacy.measure import _class_measures, check_gates
 
@@ -179,22 +179,92 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
     cls = method_class(manifest.method.name)
     skip = roles.rare_rule_skip if cls.generalizes else ()
     protected, first = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
-    train, test = utility.split_holdout(protected, roles.class_column, spec.utility.test_fraction, spec.seed)
+    keep = spec.series.keep_groups  # memberships kept from the publisher's ledger: reproduced only where it is
+    prints = _publisher_prints(frame, roles, manifest) if keep else np.zeros(len(protected), dtype=np.int64)
+    train, test, joined = utility.split_holdout_keyed(protected, roles.class_column, spec.utility.test_fraction,
+                                                      spec.seed, prints, stable=keep)
     if cls.covers_every_row:  # a recoding (generalization) published every input row
         train = protected.reset_index(drop=True)
     else:  # the rule's second pass, counted on the published (training) rows
         train, test, _ = rare.merge_rare_on_published(train, test, roles, spec.rare_k, first, skip)
         protected = utility.join_rows(train, test)
+        prints = joined
     params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
-    release = cls(**params).sanitize(train, roles)
-    compare = [c for c in published.columns if c in release.frame.columns]
+    previous = None
+    if keep:
+        from ppdp.tasks import series
+
+        previous, _ = series.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
+                                             prints[:len(train)], before=manifest.release_id)
+    release = cls(**params).sanitize(train, roles, previous=previous)
+    compare = [c for c in published.columns if c in release.frame.columns and c != GROUP_COLUMN]
     same_shape = len(release.frame) == len(published) and len(compare) == len(
-        [c for c in published.columns if c not in drop])
-    same = same_shape and all(
-        _equal_column(release.frame[c], published[c]) for c in compare)
-    note = "reproduced from the original: identical to the published table" if same else \
-        "the run reproduced from this original differs from the published table"
+        [c for c in published.columns if c not in drop and c != GROUP_COLUMN])
+    same = same_shape and _same_rows(release.frame, published, compare) and _same_groups(release.frame, published)
+    if same:  # put the reproduced rows in the published order (keyed by the publisher): the same measures follow
+        release = _in_published_order(release, published, compare, cls.unit)
+        same = release is not None
+    note = "reproduced from the original: the same rows as the published table (the published order is keyed by the " \
+        "publisher's series key)" if same else "the run reproduced from this original differs from the published table"
     return train, release, same, note, protected.reset_index(drop=True)
+
+
+def _publisher_prints(frame: pd.DataFrame, roles, manifest: Manifest) -> np.ndarray:
+    """``series.keep_groups``: the records' fingerprints under the publisher's series key (the hold-out and the
+    kept memberships depend on them), read on the publisher's machine; :class:`InputError` elsewhere."""
+    from ppdp.tasks import series
+
+    spec = manifest.spec
+    try:
+        path = series.ledger_path(spec.publish.root)
+        if path is None or not path.exists():
+            raise InputError("no series ledger for its publish root on this machine")
+        return series.fingerprints(frame, roles, spec.dataset, series.series_key()).values
+    except PpdpError as exc:
+        raise InputError(f"series.keep_groups: the release kept group memberships recorded in the publisher's series "
+                         f"ledger; re-check it on the publisher's machine ({exc})") from None
+
+
+def _same_rows(a: pd.DataFrame, b: pd.DataFrame, columns: list[str]) -> bool:
+    """The same rows in any order: both sorted by every compared column (as text), then compared column by column."""
+    if not columns:
+        return len(a) == len(b)
+
+    x, y = a[columns].iloc[_content_order(a, columns)], b[columns].iloc[_content_order(b, columns)]
+    return all(_equal_column(x[c], y[c]) for c in columns)
+
+
+def _content_order(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    keys = frame[columns].astype("string").fillna("\x00")
+    return np.lexsort([keys[c].to_numpy(dtype=object).astype(str) for c in reversed(columns)])
+
+
+def _in_published_order(release, published: pd.DataFrame, columns: list[str], unit):
+    """The reproduced release with its rows in the published table's order (rows matched by content; identical
+    rows in their reproduced order); None when a generating group would not match its published group."""
+    from ppdp.tasks.sanitize.base import arrange
+
+    if not columns:
+        return release
+    mine, theirs = _content_order(release.frame, columns), _content_order(published, columns)
+    order = np.empty(len(published), dtype=np.int64)
+    order[theirs] = mine
+    aligned = arrange(release, order, unit)
+    if GROUP_COLUMN in published.columns and GROUP_COLUMN in aligned.frame.columns:
+        a = aligned.frame[GROUP_COLUMN].to_numpy()
+        b = published[GROUP_COLUMN].to_numpy()
+        if not np.array_equal(pd.factorize(a)[0], pd.factorize(b)[0]):
+            return None
+    return aligned
+
+
+def _same_groups(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """Generating groups of the same sizes (their ids follow the published order)."""
+    if GROUP_COLUMN not in a.columns and GROUP_COLUMN not in b.columns:
+        return True
+    if GROUP_COLUMN not in a.columns or GROUP_COLUMN not in b.columns:
+        return False
+    return sorted(a[GROUP_COLUMN].value_counts().tolist()) == sorted(b[GROUP_COLUMN].value_counts().tolist())
 
 
 def _equal_column(a: pd.Series, b: pd.Series) -> bool:

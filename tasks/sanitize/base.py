@@ -20,12 +20,16 @@ A method declares, as class attributes:
   learn (declared sensitive columns by default).
 
 and implements :meth:`Sanitizer._sanitize` returning an unshuffled :class:`Release`; :meth:`Sanitizer.sanitize`
-validates the parameters, shuffles the released rows with the seed and numbers generating groups in order of
-appearance, so that neither row order nor group ids reveal the input's order.
+validates the parameters, puts the released rows in an order no one can recompute from what is published
+(:func:`release_order`: seeded by the seed, the publisher's key and the unshuffled output) and numbers generating
+groups in order of appearance, so that neither row order nor group ids reveal the input's order, and two releases
+joined row by row line up no better than chance.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
@@ -84,6 +88,9 @@ class Release:
         it (part name -> frame), for the utility step.
     partition : FeaturePartition or None
         A partitioned release: the partition chosen and its search.
+    kept_members : int
+        A release that kept earlier memberships (``previous`` given to :meth:`Sanitizer.sanitize`): the input rows
+        placed in their group of the previous release again (0 otherwise).
     """
 
     frame: pd.DataFrame
@@ -97,6 +104,7 @@ class Release:
     parts: tuple[ReleasePart, ...] = ()
     recode: Any = None
     partition: FeaturePartition | None = None
+    kept_members: int = 0
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -185,6 +193,9 @@ class Sanitizer(EstimatorParams, ABC):
     """The method publishes quasi-identifiers only as hierarchy labels (or intervals) shared by classes of at least
     k records: every published quasi-identifier value then occurs at least k times, so the release's rare-value
     rule leaves quasi-identifiers to the method (hierarchies must see the input's own values)."""
+    keeps_groups: ClassVar[bool] = False
+    """The method can keep each record's group (or class) of the dataset's previous release
+    (:meth:`_sanitize_keeping`, the series option ``keep_groups``)."""
     covers_every_row: ClassVar[bool] = False
     """The release stands for every input row (a recoding: generalization): the flow publishes the method run on
     every input row, and measures utility on the published table itself, training on the published rows of the
@@ -254,34 +265,82 @@ class Sanitizer(EstimatorParams, ABC):
         return None
 
     # -- the work -----------------------------------------------------------------------------------
-    def sanitize(self, frame: pd.DataFrame, roles: Roles) -> Release:
-        """Sanitize ``frame`` (columns described by ``roles``); the released rows come out shuffled."""
+    def sanitize(self, frame: pd.DataFrame, roles: Roles, *, order_key: bytes | None = None,
+                 previous: np.ndarray | None = None) -> Release:
+        """Sanitize ``frame`` (columns described by ``roles``); the released rows come out in an order that carries
+        nothing (see :func:`release_order`).
+
+        ``order_key``: the publisher's secret (the series key), mixed into the row order so that no one without it
+        can recompute the order. ``previous``: for methods that keep earlier memberships (:attr:`keeps_groups`),
+        each input row's group in the dataset's previous release (-1: a record not in it); other methods refuse it.
+        """
         self.params()
         if len(frame) == 0:
             raise InputError(f"{self.name}: the input has no rows")
         source = frame.reset_index(drop=True)
         rng = np.random.default_rng(self.seed)
-        out = self._sanitize(source, roles, rng)
-        order = np.random.default_rng([int(self.seed), 0x5EED]).permutation(len(out.frame))
-        released = out.frame.take(order).reset_index(drop=True)
-        group, input_group = out.group, out.input_group
-        if group is not None:
-            group = np.asarray(group)[order]
-            _, first = np.unique(group, return_index=True)
-            top = max(int(group.max()) if group.size else -1,
-                      int(np.max(input_group)) if input_group is not None and len(input_group) else -1)
-            renumber = np.full(top + 1, -1, dtype=np.int64)
-            ids_in_order = group[np.sort(first)]
-            renumber[ids_in_order] = np.arange(ids_in_order.size)
-            group = renumber[group]
-            if input_group is not None:
-                ig = np.asarray(input_group)
-                input_group = np.where(ig >= 0, renumber[np.maximum(ig, 0)], -1)
-            if self.unit == "generating_group":
-                released[GROUP_COLUMN] = group
-        return replace(out, frame=released, group=group, input_group=input_group,
-                       row_source=np.asarray(out.row_source)[order])
+        if previous is not None:
+            if not self.keeps_groups:
+                raise SpecError(f"series.keep_groups: method {self.name} cannot keep earlier group memberships "
+                                "(methods that can: those with keeps_groups)")
+            previous = np.asarray(previous, dtype=np.int64)
+            if previous.shape != (len(source),):
+                raise ValueError(f"{self.name}: previous has {previous.size} entries for {len(source)} rows")
+            out = self._sanitize_keeping(source, roles, rng, previous)
+        else:
+            out = self._sanitize(source, roles, rng)
+        return arrange(out, release_order(out, int(self.seed), order_key), self.unit)
+
+    def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
+                          previous: np.ndarray) -> Release:
+        """:meth:`_sanitize` keeping earlier memberships (methods with :attr:`keeps_groups` override this)."""
+        raise SpecError(f"series.keep_groups: method {self.name} cannot keep earlier group memberships")
 
     @abstractmethod
     def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
         """Return the (unshuffled) release of ``frame`` (index 0..n-1); draw every random number from ``rng``."""
+
+
+def release_order(out: Release, seed: int, order_key: bytes | None = None) -> np.ndarray:
+    """The order the released rows are published in: a permutation seeded by a digest of the seed, the
+    publisher's key (when given) and the unshuffled output itself (its values and which input row each stands
+    for). Reproducible from the same input, parameters, seed and key; not recomputable from what is published
+    (the manifest's seed alone does not give it, and the unshuffled order is the input's), so two releases joined
+    row by row line up no better than chance."""
+    digest = hashlib.sha256()
+    digest.update(b"ppdp release order v1\0" + str(int(seed)).encode())
+    digest.update(b"\0key\0" + (hmac.new(order_key, b"ppdp release order", hashlib.sha256).digest()
+                                   if order_key else b""))
+    frame = out.frame
+    if len(frame.columns):
+        try:
+            values = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+        except TypeError:  # unhashable cells (lists): their text
+            values = pd.util.hash_pandas_object(frame.astype(str), index=False).to_numpy()
+        digest.update(np.ascontiguousarray(values).tobytes())
+    digest.update(np.ascontiguousarray(np.asarray(out.row_source, dtype=np.int64)).tobytes())
+    entropy = int.from_bytes(digest.digest(), "big")
+    return np.random.default_rng(entropy).permutation(len(frame))
+
+
+def arrange(out: Release, order: np.ndarray, unit: Unit) -> Release:
+    """``out`` with its rows in ``order`` (published row i is ``out``'s row ``order[i]``), its groups numbered in
+    order of appearance (a generating-group release publishes them in :data:`GROUP_COLUMN`)."""
+    released = out.frame.take(order).reset_index(drop=True)
+    group, input_group = out.group, out.input_group
+    if group is not None:
+        group = np.asarray(group)[order]
+        _, first = np.unique(group, return_index=True)
+        top = max(int(group.max()) if group.size else -1,
+                  int(np.max(input_group)) if input_group is not None and len(input_group) else -1)
+        renumber = np.full(top + 1, -1, dtype=np.int64)
+        ids_in_order = group[np.sort(first)]
+        renumber[ids_in_order] = np.arange(ids_in_order.size)
+        group = renumber[group]
+        if input_group is not None:
+            ig = np.asarray(input_group)
+            input_group = np.where(ig >= 0, renumber[np.maximum(ig, 0)], -1)
+        if unit == "generating_group":
+            released[GROUP_COLUMN] = group
+    return replace(out, frame=released, group=group, input_group=input_group,
+                   row_source=np.asarray(out.row_source)[order])

@@ -51,6 +51,7 @@ from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.partition import balanced_partition
 from ppdp.tasks.sanitize.base import Release, Sanitizer
+from ppdp.tasks.sanitize.keeping import keep_labels, keep_plan
 
 if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a manifest does not need it
     from scipy.spatial import cKDTree
@@ -514,12 +515,18 @@ class Condensation(Sanitizer):
         Iteration cap of k-means (``modified`` and ``class_wise``).
     seed : int
         Seed of every random choice (k-means starts, seeds, synthetic draws, row order).
+
+    Notes
+    -----
+    With the series option ``keep_groups`` each record keeps its generating group of the dataset's previous
+    release (:meth:`_sanitize_keeping`).
     """
 
     name: ClassVar[str] = "condensation"
     Params: ClassVar[type[MethodParams]] = CondensationParams
     unit: ClassVar[Unit] = "generating_group"
     tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
+    keeps_groups: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -562,11 +569,51 @@ class Condensation(Sanitizer):
         with single_threaded_blas():  # thousands of small products and eigen-decompositions: see tasks.core.blas
             return self._condense(frame, roles, rng)
 
-    def _condense(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
+    def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
+                          previous: np.ndarray) -> Release:
+        """Condensation keeping each record's generating group of the previous release (series ``keep_groups``).
+
+        The rule (:mod:`ppdp.tasks.sanitize.keeping`, after m-invariance, Xiao & Tao, SIGMOD 2007):
+
+        * a record with a previous group is placed in that group again, restricted to the records present now
+          (a group whose records changed class since stays one group, in every variant);
+        * a previous group with fewer than k present records is suppressed whole (its present records are not
+          published; counted in ``suppressed_rows``, ``input_group`` -1): any other placement would leave them
+          sharing their group in both releases with fewer than k records;
+        * new records (``previous`` -1) are grouped among themselves by the variant's own grouping
+          (:func:`modified_groups`, :func:`original_groups`; ``class_wise``: :func:`modified_groups` within each
+          class) when there are at least k of them (of their class, for ``class_wise``); fewer than k join, each,
+          the kept group whose centroid is nearest in the variant's grouping space (the encoded attributes, and
+          for ``modified`` and ``original`` the weighted class; for ``class_wise`` only a kept group all of whose
+          records are of their class). Joining shrinks no old member's intersection (their candidate set in the
+          new release is a superset of the previous one). With no such kept group they are suppressed.
+
+        Then every group is synthesized as :meth:`_sanitize` synthesizes one. Only the published rows are encoded
+        (their ranges bound the decoded values). Raises :class:`InputError` when no row can be published.
+        """
+        with single_threaded_blas():
+            return self._condense(source, roles, rng, previous)
+
+    def _condense(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator,
+                  previous: np.ndarray | None = None) -> Release:
         if self.k is None:
             raise SpecError("condensation: k is required (set method.k or a tuning strategy)")
         k = int(self.k)
         cls = roles.class_column
+        plan, n_input = None, len(frame)
+        if previous is not None:  # keep_groups: decide placement from previous alone, then encode the placed rows
+            strata = None
+            if self.variant == "class_wise":
+                if cls is None:
+                    raise InputError("condensation class_wise: no class column")
+                strata = pd.factorize(frame[cls], sort=True)[0]
+                if (strata < 0).any():
+                    raise InputError(f"condensation class_wise: class column '{cls}' has missing values")
+            plan = keep_plan(previous, k, strata)
+            if not plan.placed.any():
+                raise InputError(f"condensation: keep_groups: no previous group keeps k={k} present records and "
+                                 "fewer than k records are new: nothing can be published")
+            frame = frame.iloc[np.flatnonzero(plan.placed)].reset_index(drop=True)
         attrs = [c for c in roles.attributes if c in frame.columns and c not in roles.identifiers]
         kinds = roles.kinds()
         encoder = TableEncoder(columns=attrs, kinds=kinds, orders=roles.orders()).fit(frame)
@@ -582,18 +629,22 @@ class Condensation(Sanitizer):
             if (codes < 0).any():
                 raise InputError(f"condensation class_wise: class column '{cls}' has missing values")
             sizes = np.bincount(codes, minlength=len(uniques))
-            if sizes.min() < k:
+            if plan is None and sizes.min() < k:
                 raise InputError(
                     f"condensation class_wise: a class of '{cls}' has {int(sizes.min())} records, fewer than k={k}"
                 )
             groups = np.empty(n, dtype=np.int64)
             offset = 0
             class_seeds = rng.integers(0, 2**31 - 1, size=len(uniques))
-            for c in range(len(uniques)):  # one k-means per class: no group mixes classes
-                idx = np.flatnonzero(codes == c)
-                g = modified_groups(x[idx], k, int(class_seeds[c]), self.kmeans_max_iter)
-                groups[idx] = g + offset
-                offset += int(g.max()) + 1
+            if plan is None:
+                for c in range(len(uniques)):  # one k-means per class: no group mixes classes
+                    idx = np.flatnonzero(codes == c)
+                    g = modified_groups(x[idx], k, int(class_seeds[c]), self.kmeans_max_iter)
+                    groups[idx] = g + offset
+                    offset += int(g.max()) + 1
+            else:  # the new records of a class grouped by the class's k-means, with the class's seed
+                groups = keep_labels(plan, x, lambda new, _stratum: modified_groups(
+                    x[new], k, int(class_seeds[codes[new[0]]]), self.kmeans_max_iter))
             synthesize(x, groups, rng, self.distribution, inplace=True)
             columns = encoder.inverse_columns(x)
             columns[cls] = labels.to_numpy()
@@ -608,10 +659,15 @@ class Condensation(Sanitizer):
                 treatments[cls] = "synthesized"
             else:
                 cls_enc, onehot, space = None, None, x
+            seed = int(rng.integers(0, 2**31 - 1))
             if self.variant == "modified":
-                groups = modified_groups(space, k, int(rng.integers(0, 2**31 - 1)), self.kmeans_max_iter)
+                def grouping(z: np.ndarray) -> np.ndarray:
+                    return modified_groups(z, k, seed, self.kmeans_max_iter)
             else:
-                groups = original_groups(space, k, int(rng.integers(0, 2**31 - 1)))
+                def grouping(z: np.ndarray) -> np.ndarray:
+                    return original_groups(z, k, seed)
+            groups = grouping(space) if plan is None else keep_labels(plan, space,
+                                                                      lambda new, _stratum: grouping(space[new]))
             width = x.shape[1]
             full = x if onehot is None else np.hstack([x, onehot])
             del x, space
@@ -626,8 +682,14 @@ class Condensation(Sanitizer):
             data[name] = _as_dtype(values, frame[name].dtype)
         for name in frame.columns:
             treatments.setdefault(name, "kept")
+        input_group, suppressed, kept = groups, 0, 0
+        if plan is not None:
+            input_group = np.full(n_input, -1, dtype=np.int64)
+            input_group[plan.placed] = groups
+            suppressed, kept = plan.suppressed_rows, plan.kept_members
         return Release(frame=pd.DataFrame(data, copy=False), unit="generating_group", treatments=treatments,
-                       row_source=np.full(n, -1, dtype=np.int64), group=groups, input_group=groups)
+                       row_source=np.full(n, -1, dtype=np.int64), group=groups, input_group=input_group,
+                       suppressed_rows=suppressed, kept_members=kept)
 
 
 def _as_dtype(values: np.ndarray, dtype) -> object:

@@ -16,6 +16,7 @@ The algorithm part (the first section) is pure NumPy on a float matrix that the 
 from __future__ import annotations
 
 import operator
+from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
@@ -28,6 +29,7 @@ from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
+from ppdp.tasks.sanitize.keeping import keep_labels, keep_plan
 
 if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a manifest does not need it
     from scipy.spatial import cKDTree
@@ -513,6 +515,11 @@ class Mdav(Sanitizer):
         Smallest group size (at least 2).
     seed : int
         Seed of the published row order (MDAV itself is deterministic).
+
+    Notes
+    -----
+    With the series option ``keep_groups`` each record keeps its group of the dataset's previous release
+    (:meth:`_sanitize_keeping`).
     """
 
     name: ClassVar[str] = "mdav"
@@ -520,6 +527,7 @@ class Mdav(Sanitizer):
     unit: ClassVar[Unit] = "equivalence_class"
     tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
     randomized: ClassVar[bool] = False
+    keeps_groups: ClassVar[bool] = True
 
     def __init__(self, *, k: int | None = None, seed: int = 0) -> None:
         self.k = k
@@ -529,18 +537,71 @@ class Mdav(Sanitizer):
         return {"k": IntRange(low=2, high=max(2, len(frame)))}
 
     def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
-        if self.k is None:
-            raise SpecError("mdav: k is required (set method.k or a tuning strategy)")
-        k = int(self.k)
+        k = self._group_size()
         n = len(frame)
         if n < k:
             raise InputError(f"mdav: {n} records cannot form a group of k={k}")
+        labels = mdav_groups(self._encode(frame, roles), k)
+        return self._publish(frame, roles, labels)
+
+    def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
+                          previous: np.ndarray) -> Release:
+        """MDAV keeping each record's group of the previous release (the series option ``keep_groups``).
+
+        The rule (:mod:`ppdp.tasks.sanitize.keeping`, after m-invariance, Xiao & Tao, SIGMOD 2007):
+
+        * a record with a previous group is placed in that group again, restricted to the records present now;
+        * a previous group with fewer than k present records is suppressed whole (its present records are not
+          published; counted in ``suppressed_rows``, ``input_group`` -1): any other placement would leave them
+          sharing their group in both releases with fewer than k records;
+        * new records (``previous`` -1) are grouped among themselves by :func:`mdav_groups` when there are at
+          least k of them (its last group takes the final k to 2k - 1 rows); fewer than k new records join, each,
+          the kept group whose centroid is nearest (squared Euclidean on the standardized encoded
+          quasi-identifiers, MDAV's distance), which shrinks no old member's intersection; with no kept group
+          they are suppressed.
+
+        Then every group is published as :meth:`_sanitize` publishes one (its centroid's quasi-identifiers). Only
+        the published rows are encoded. Raises :class:`InputError` when no row can be published.
+        """
+        k = self._group_size()
+        plan = keep_plan(previous, k)
+        placed = plan.placed
+        if not placed.any():
+            raise InputError(f"mdav: keep_groups: no previous group keeps k={k} present records and fewer than k "
+                             "records are new: nothing can be published")
+        rows = np.flatnonzero(placed)
+        frame = source.iloc[rows].reset_index(drop=True)
+        x = self._encode(frame, roles)
+        labels = keep_labels(plan, x, lambda new, _stratum: mdav_groups(x[new], k))
+        out = self._publish(frame, roles, labels)
+        input_group = np.full(len(source), -1, dtype=np.int64)
+        input_group[rows] = labels
+        return replace(out, row_source=rows.astype(np.int64), input_group=input_group,
+                       suppressed_rows=plan.suppressed_rows, kept_members=plan.kept_members)
+
+    def _group_size(self) -> int:
+        if self.k is None:
+            raise SpecError("mdav: k is required (set method.k or a tuning strategy)")
+        return int(self.k)
+
+    @staticmethod
+    def _quasi_identifiers(frame: pd.DataFrame, roles: Roles) -> list[str]:
         qis = [q for q in roles.quasi_identifiers if q in frame.columns and q not in roles.identifiers]
         if not qis:
             raise InputError("mdav: no quasi-identifier to aggregate")
+        return qis
+
+    def _encode(self, frame: pd.DataFrame, roles: Roles) -> np.ndarray:
+        """The quasi-identifiers encoded and standardized: MDAV's distance space."""
+        qis = self._quasi_identifiers(frame, roles)
+        return TableEncoder(columns=qis, kinds=roles.kinds(), orders=roles.orders()).fit_transform(frame)
+
+    def _publish(self, frame: pd.DataFrame, roles: Roles, labels: np.ndarray) -> Release:
+        """Every row of ``frame`` published as its group's (dense ``labels``): quasi-identifiers and other
+        attributes aggregated, sensitive attributes and the class kept."""
+        n = len(frame)
+        qis = self._quasi_identifiers(frame, roles)
         kinds = roles.kinds()
-        x = TableEncoder(columns=qis, kinds=kinds, orders=roles.orders()).fit_transform(frame)
-        labels = mdav_groups(x, k)
         data: dict[str, object] = {}
         treatments: dict[str, Treatment] = {}
         # other attributes are aggregated over the same groups too (a raw value beside its record would be

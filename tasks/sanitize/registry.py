@@ -54,14 +54,17 @@ def build_sanitizer(params: MethodParams, seed: int = 0) -> Sanitizer:
     return method_class(params.name).from_params(params, seed=seed)
 
 
-def run_method(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles) -> tuple[Release, MethodRecord]:
+def run_method(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles, order_key: bytes | None = None,
+               previous: np.ndarray | None = None) -> tuple[Release, MethodRecord]:
     """Sanitize and describe the run: (release, the method as it actually ran: every parameter, the unit,
-    groups, suppression, seconds)."""
+    groups, suppression, seconds, and with ``previous`` the records that kept their group). ``order_key`` and
+    ``previous``: see :meth:`Sanitizer.sanitize`."""
     started = time.perf_counter()
-    release = sanitizer.sanitize(frame, roles)
+    release = sanitizer.sanitize(frame, roles, order_key=order_key, previous=previous)
     params = {**sanitizer.params().model_dump(mode="json", exclude={"name"}), "seed": int(sanitizer.seed)}
     groups = None if release.group is None else int(np.unique(release.group).size)
     return release, MethodRecord(name=sanitizer.name, params=params, unit=release.unit, groups=groups,
                                  suppressed_rows=release.suppressed_rows,
                                  suppressed_cells=dict(release.suppressed_cells),
-                                 seconds=time.perf_counter() - started)
+                                 seconds=time.perf_counter() - started,
+                                 kept_members=release.kept_members if previous is not None else None)

@@ -1,0 +1,358 @@
+"""Release series (issue 19): row order carries nothing, the series ledger, composition checked before publishing.
+
+The attacks are the issue's: two releases joined row by row; two MDAV releases with other k intersected class by
+class; the sensitive values of a record's classes intersected across two releases with other seeds; averaged
+noisy copies. Each is measured here without the gate (so the test shows the attack is real), then the gate is
+shown to refuse it, and the ledger's figures are recounted independently (plain Python sets).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ppdp.flows.cli import app
+from ppdp.schemas.base import Role
+from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.tasks import series
+from ppdp.tasks.privacy.series import View, pair_intersection, release_members, series_intersection, value_intersection
+from ppdp.tasks.publish import load_manifest
+from ppdp.tasks.sanitize.mdav import Mdav as MDAV
+from tests.conftest import census, run_deployment_once
+
+runner = CliRunner()
+QIS = ["age", "sex", "zip", "race", "marital_status", "education", "occupation"]
+
+
+def ppdp(*args):
+    return runner.invoke(app, [str(a) for a in args], catch_exceptions=False)
+
+
+def roles_of(frame: pd.DataFrame, sensitive: tuple[str, ...] = ()) -> Roles:
+    tags = []
+    for i, c in enumerate(frame.columns):
+        role = Role.quasi_identifier if c in QIS else Role.sensitive if c in sensitive else \
+            Role.class_ if c == "income" else Role.identifier if c in ("person_id", "name", "ssn") else Role.other
+        kind = "numeric" if pd.api.types.is_numeric_dtype(frame[c]) else "nominal"
+        tags.append(ColumnTag(name=c, role=role, kind=kind, source="declared", reason="test", position=i))
+    return Roles(columns=tags)
+
+
+def table(rows: int = 600) -> pd.DataFrame:
+    frame = census(rows)
+    return frame.drop(columns=["person_id", "name", "ssn"])
+
+
+# -- row order ----------------------------------------------------------------------------------------------------
+def aligned(a, b) -> int:
+    """Rows at the same position in two releases that stand for the same input record."""
+    return int(np.sum((a.row_source == b.row_source) & (a.row_source >= 0)))
+
+
+@pytest.mark.parametrize("key", [None, b"k" * 32])
+def test_two_releases_joined_row_by_row_line_up_no_better_than_chance(key):
+    frame = table()
+    roles = roles_of(frame, sensitive=("hours_per_week",))
+    a = MDAV(k=5, seed=7).sanitize(frame, roles, order_key=key)
+    b = MDAV(k=6, seed=7).sanitize(frame, roles, order_key=key)
+    from ppdp.tasks.sanitize.perturbation_tree import PerturbationTree
+
+    tree_roles = roles_of(frame, sensitive=("hours_per_week",))
+    c = PerturbationTree(leaf_size=13, seed=7).sanitize(frame, tree_roles, order_key=key)
+    n = len(frame)
+    # a random permutation pair agrees on about one position; 8 bounds it with probability > 0.9999
+    assert aligned(a, b) <= 8 and aligned(a, c) <= 8, (aligned(a, b), aligned(a, c), n)
+    # the attack the issue measured: recompute the order from the published seed and undo it
+    old = np.random.default_rng([7, 0x5EED]).permutation(n)
+    assert int(np.sum(a.row_source == old)) <= 8
+    # the same inputs, parameters, seed and key give the same order
+    again = MDAV(k=5, seed=7).sanitize(frame, roles, order_key=key)
+    assert np.array_equal(again.row_source, a.row_source)
+    pd.testing.assert_frame_equal(again.frame, a.frame)
+
+
+def test_the_order_depends_on_the_key():
+    frame = table()
+    roles = roles_of(frame)
+    a = MDAV(k=5, seed=7).sanitize(frame, roles, order_key=b"a" * 32)
+    b = MDAV(k=5, seed=7).sanitize(frame, roles, order_key=b"b" * 32)
+    assert aligned(a, b) <= 8
+    # the same rows: only the order differs
+    cols = list(a.frame.columns)
+    pd.testing.assert_frame_equal(a.frame.sort_values(cols).reset_index(drop=True),
+                                  b.frame.sort_values(cols).reset_index(drop=True))
+
+
+# -- fingerprints -------------------------------------------------------------------------------------------------
+def test_fingerprints_are_keyed_follow_identifiers_and_tell_duplicates_apart():
+    frame = census(200)
+    roles = roles_of(frame)
+    a = series.fingerprints(frame, roles, "census", b"x" * 32)
+    b = series.fingerprints(frame, roles, "census", b"y" * 32)
+    assert a.by.startswith("declared identifiers") and len(set(a.values.tolist())) == len(frame)
+    assert not set(a.values.tolist()) & set(b.values.tolist())  # another key: other fingerprints
+    edited = frame.copy()
+    edited["hours_per_week"] = edited["hours_per_week"] + 1  # not an identifier: the same records
+    assert np.array_equal(series.fingerprints(edited, roles, "census", b"x" * 32).values, a.values)
+    anonymous = table(200)
+    twice = pd.concat([anonymous, anonymous.iloc[:3]], ignore_index=True)
+    prints = series.fingerprints(twice, roles_of(twice), "census", b"x" * 32)
+    assert prints.by.startswith("the whole input record") and len(set(prints.values.tolist())) == len(twice)
+    # appending rows keeps the earlier rows' fingerprints (a growing table)
+    first = series.fingerprints(anonymous.iloc[:150], roles_of(anonymous), "census", b"x" * 32).values
+    assert np.array_equal(series.fingerprints(anonymous, roles_of(anonymous), "census", b"x" * 32).values[:150],
+                          first)
+
+
+# -- the composed figures against a brute-force oracle ------------------------------------------------------------
+def _view(rid: str, fp, grp, unit="equivalence_class") -> View:
+    return View(release_id=rid, method="test", unit=unit,
+                members=pd.DataFrame({"fp": np.asarray(fp, dtype=np.int64), "grp": np.asarray(grp, dtype=np.int64),
+                                      "row": np.arange(len(fp), dtype=np.int64)}))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_candidate_set_intersection_matches_brute_force(data):
+    n = data.draw(st.integers(5, 40))
+    releases = data.draw(st.integers(1, 3))
+    views = []
+    for r in range(releases + 1):
+        present = data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        fp = [i for i in range(n) if present[i]] if r < releases else list(range(n))
+        grp = data.draw(st.lists(st.integers(0, 4), min_size=len(fp), max_size=len(fp)))
+        views.append(_view(f"r{r}", fp, grp))
+    *earlier, current = views
+    smallest, sizes, own = series_intersection(current, earlier)
+    # oracle: for each current record, the records sharing its group in every release it is in
+    groups = [dict(zip(v.members["fp"], v.members["grp"])) for v in views]
+    expected = []
+    for r in range(n):
+        ins = [g for g in groups[:-1] if r in g]
+        if not ins:
+            continue
+        cands = {s for s in range(n) if groups[-1][s] == groups[-1][r]}
+        for g in ins:
+            cands &= {s for s in g if g[s] == g[r]}
+        expected.append((len(cands), sum(1 for s in range(n) if groups[-1][s] == groups[-1][r])))
+    assert sorted(zip(sizes.tolist(), own.tolist())) == sorted(expected)
+    expected = [e[0] for e in expected]
+    assert smallest == (min(expected) if expected else None)
+    for e in earlier:
+        pair = pair_intersection(current, e, 3)
+        g = dict(zip(e.members["fp"], e.members["grp"]))
+        common = [r for r in range(n) if r in g]
+        assert pair.common_records == len(common)
+        if common:
+            sizes2 = [sum(1 for s in common if g[s] == g[r] and groups[-1][s] == groups[-1][r]) for r in common]
+            assert pair.smallest_intersection == min(sizes2)
+            own2 = [sum(1 for s in range(n) if groups[-1][s] == groups[-1][r]) for r in common]
+            assert pair.records_below_k == pytest.approx(np.mean([x < min(3, o) for x, o in zip(sizes2, own2)]))
+
+
+def test_intersecting_class_values_pins_what_one_class_does_not():
+    # two releases of four records; each class holds two values, and the intersection leaves one
+    truth = pd.Series(["a", "b", "c", "d"], index=np.arange(4, dtype=np.int64)).astype("string")
+    cur = _view("now", [0, 1, 2, 3], [0, 0, 1, 1])
+    cur.frame = pd.DataFrame({"s": ["a", "b", "c", "d"]})
+    old = _view("old", [0, 1, 2, 3], [0, 1, 0, 1])
+    old.frame = pd.DataFrame({"s": ["a", "b", "c", "d"]})
+    composed, alone, n = value_intersection(cur, [old], "s", truth)
+    assert n == 4 and alone == pytest.approx(0.5) and composed == pytest.approx(1.0)
+
+
+# -- the flow: the issue's cases ----------------------------------------------------------------------------------
+def mdav_spec(workspace, name="spec.yaml", **over):
+    base = dict(method={"name": "mdav", "k": 12}, privacy={"k": 10})
+    base.update(over)
+    return workspace.spec(name, **base)
+
+
+def ledger_releases(root: Path) -> list[str]:
+    path = series.ledger_path(root)
+    if path is None or not path.exists():
+        return []
+    with sqlite3.connect(path) as conn:
+        return [r[0] for r in conn.execute("SELECT release_id FROM releases ORDER BY release_id")]
+
+
+def recount(root: Path, a: str, b: str) -> list[int]:
+    """Independently: for every record in both releases, the records sharing its class in both (Python sets)."""
+    path = series.ledger_path(root)
+    with sqlite3.connect(path) as conn:
+        rows = {rid: {fp: grp for fp, grp in conn.execute("SELECT fp, grp FROM members WHERE release_id = ? AND "
+                                                          "grp >= 0", (rid,))} for rid in (a, b)}
+    common = set(rows[a]) & set(rows[b])
+    by_pair: dict[tuple[int, int], int] = {}
+    for fp in common:
+        key = (rows[a][fp], rows[b][fp])
+        by_pair[key] = by_pair.get(key, 0) + 1
+    return [by_pair[(rows[a][fp], rows[b][fp])] for fp in common]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_second_mdav_release_with_another_k_is_refused_naming_the_first(workspace):
+    first = ppdp("run", mdav_spec(workspace))
+    assert first.exit_code == 0, first.output
+    [rid] = ledger_releases(workspace.root)
+    before = workspace.under_root()
+    second = ppdp("run", mdav_spec(workspace), "--set", "method.k=13")
+    lines = second.stderr.strip().splitlines()
+    print(f"\nsecond MDAV release: {lines[-1] if lines else second.output}")
+    assert second.exit_code == 3 and len(lines) == 1, second.output
+    assert f"earlier release {rid}" in lines[0] and "candidate set" in lines[0] and "fewer than k=10" in lines[0]
+    assert workspace.under_root() == before and ledger_releases(workspace.root) == [rid]
+    # the same spec again: the same classes, nothing new to learn; published, and recounted independently
+    again = ppdp("run", mdav_spec(workspace))
+    assert again.exit_code == 0, again.output
+    a, b = ledger_releases(workspace.root)
+    sizes = recount(workspace.root, a, b)
+    assert len(sizes) > 400 and min(sizes) >= 12
+    manifest = load_manifest(next((workspace.root / "census").glob(f"{b}")))
+    assert manifest.series.earlier == [a] and manifest.series.holds
+    assert manifest.series.figures[0].value == 0 and f"(smallest: {min(sizes)})" in manifest.series.figures[0].detail
+    listing = ppdp("series", "census", "--root", workspace.root)
+    assert listing.exit_code == 0 and a in listing.output and b in listing.output
+    assert "candidate set the series shrinks below k 0" in listing.output
+
+
+@pytest.mark.slow  # a few seconds of flow runs; .ci/run runs it
+@pytest.mark.usefixtures("prefect_harness")
+def test_seeds_7_and_11_intersected_sensitive_values_stay_within_the_floor(workspace):
+    over = dict(columns={"person_id": "identifier", "income": "class", "hours_per_week": "sensitive",
+                         "education": {"role": "quasi_identifier", "order": [
+                             "Preschool", "Primary", "Some-HS", "HS-grad", "Some-college", "Assoc", "Bachelors",
+                             "Masters", "Doctorate"]}})
+    spec = mdav_spec(workspace, **over)
+    assert ppdp("run", spec).exit_code == 0
+    second = ppdp("run", spec, "--set", "seed=11")
+    print(f"\nseed 11 after seed 7: exit {second.exit_code} {second.stderr.strip()}")
+    if second.exit_code == 0:  # published: then the composed figures hold, recounted from the ledger
+        a, b = ledger_releases(workspace.root)
+        assert min(recount(workspace.root, a, b)) >= 10
+        manifest = load_manifest(workspace.root / "census" / b)
+        gains = [f for f in manifest.series.figures if "hours_per_week" in f.name]
+        assert gains and all(f.value <= 0.05 for f in gains)
+    else:
+        assert second.exit_code == 3 and "series:" in second.stderr and "nothing published" in second.stderr
+
+
+def test_the_seed_7_and_11_value_attack_is_real_without_the_gate():
+    """Without the gate: the sensitive values of a record's classes in two MDAV releases (other seeds, so other
+    training rows) intersected pin the value for records that one release alone does not."""
+    from ppdp.tasks.utility import split_holdout_keyed
+
+    frame = census(600)
+    roles = roles_of(frame, sensitive=("hours_per_week",))
+    prints = series.fingerprints(frame, roles, "census", b"z" * 32).values
+    views = []
+    for seed in (7, 11):
+        train, _, joined = split_holdout_keyed(frame, "income", 0.1, seed, prints)
+        source = train.drop(columns=["person_id", "name", "ssn"])
+        rel = MDAV(k=5, seed=seed).sanitize(source, roles_of(source, sensitive=("hours_per_week",)))
+        m = release_members(rel, joined[:len(train)], None, source)
+        # the attacker's classes: the published quasi-identifiers
+        from ppdp.tasks.privacy.series import class_ids
+
+        m["grp"] = class_ids(rel.frame, QIS)[m["row"].to_numpy()]
+        views.append(View(release_id=f"seed{seed}", method="mdav", unit="equivalence_class", members=m,
+                          frame=rel.frame))
+    truth = pd.Series(frame["hours_per_week"].to_numpy(), index=prints).astype("string")
+    composed, alone, n = value_intersection(views[1], [views[0]], "hours_per_week", truth)
+    print(f"\nseed 7 x seed 11, hours_per_week: {composed:.1%} guessed right from the series, {alone:.1%} from one "
+          f"release, over {n} records")
+    assert n > 400 and composed - alone > 0.05, (composed, alone)
+
+
+@pytest.mark.slow  # a few seconds of flow runs; .ci/run runs it
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_lost_ledger_refuses_the_next_release(workspace):
+    assert ppdp("run", mdav_spec(workspace)).exit_code == 0
+    path = series.ledger_path(workspace.root)
+    path.unlink()
+    result = ppdp("run", mdav_spec(workspace))
+    assert result.exit_code == 3 and "not in the series ledger" in result.stderr, result.output
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.slow  # a few seconds of flow runs; .ci/run runs it
+@pytest.mark.usefixtures("prefect_harness")
+def test_averaged_noisy_copies_are_measured_and_bounded(workspace):
+    spec = workspace.spec(method={"name": "noise", "scale": 2.0}, privacy={"max_linkage_risk": 0.5})
+    first = ppdp("run", spec)
+    assert first.exit_code == 0, first.output
+    outcomes = []
+    for seed in (8, 9, 10):
+        result = ppdp("run", spec, "--set", f"seed={seed}")
+        outcomes.append(result.exit_code)
+        print(f"\nnoise seed {seed}: exit {result.exit_code} {result.stderr.strip()}")
+        if result.exit_code == 3:
+            assert "linkage of averaged copies" in result.stderr, result.output
+            break
+        assert result.exit_code == 0, result.output
+        manifest = load_manifest(sorted((workspace.root / "census").iterdir())[-1])
+        [fig] = [f for f in manifest.series.figures if f.name == "linkage of averaged copies"]
+        assert fig.value <= 0.5 and fig.holds
+    assert outcomes and set(outcomes) <= {0, 3}
+
+
+# -- a scheduled deployment re-releasing a growing table ----------------------------------------------------------
+@pytest.mark.slow  # three deployment runs through a Prefect runner (about 30 s); .ci/run runs it
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_scheduled_deployment_re_releases_a_growing_table_safely(workspace):
+    """Rows appended between runs: with keep_groups each run publishes, old records keep their groups, and the
+    independent recount of every pair of releases keeps k. Then rows are deleted: the run publishes with the
+    broken groups suppressed, or refuses with the reason in the audit trail; never a release that breaks k."""
+    from ppdp.deployments.release import build_deployment
+    from ppdp.tasks import audit
+
+    full = census(600)
+    data = workspace.dir / "growing.csv"
+    spec = workspace.spec("growing.yaml", data=data, method={"name": "mdav", "k": 12}, privacy={"k": 10},
+                          series={"keep_groups": True})
+    dep = build_deployment(spec_path=spec, name="growing-release")
+    dep.apply()
+
+    def scheduled_run() -> str:
+        return run_deployment_once(dep, "ppdp-release/growing-release").state.type.value
+
+    published_ids = []
+    for rows in (450, 600):
+        full.iloc[:rows].to_csv(data, index=False)
+        assert scheduled_run() == "COMPLETED"
+        published_ids = ledger_releases(workspace.root)
+    assert len(published_ids) == 2
+    first, second = published_ids
+    sizes = recount(workspace.root, first, second)
+    assert len(sizes) > 350 and min(sizes) >= 10, min(sizes)
+    manifest = load_manifest(workspace.root / "census" / second)
+    assert manifest.series.kept_members > 350 and manifest.series.holds
+    assert manifest.method.kept_members == manifest.series.kept_members
+    # rows deleted (the first 40 records left the table) and 20 new ones
+    pd.concat([full.iloc[40:600], census(620).iloc[600:]]).to_csv(data, index=False)
+    state = scheduled_run()
+    after = ledger_releases(workspace.root)
+    print(f"\ngrowing table: second release kept {manifest.series.kept_members} of {manifest.rows} records in "
+          f"their groups (smallest intersection {min(sizes)}, suppressed {manifest.method.suppressed_rows}, "
+          f"first release {load_manifest(workspace.root / 'census' / first).rows} rows); after deleting 40 records: "
+          f"{state}")
+    if state == "COMPLETED":
+        third = after[-1]
+        for earlier in (first, second):
+            counts = recount(workspace.root, earlier, third)
+            assert min(counts) >= 10, (earlier, min(counts))
+        third_manifest = load_manifest(workspace.root / "census" / third)
+        print(f"third release: {third_manifest.rows} rows, {third_manifest.method.suppressed_rows} suppressed, "
+              f"kept {third_manifest.series.kept_members}")
+        assert third_manifest.method.suppressed_rows > 0
+    else:
+        last = audit.list_entries(workspace.root)[-1]
+        assert last.status == "rejected" and last.reason.startswith("series:"), last.reason
+        assert after == published_ids
