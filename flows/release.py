@@ -396,7 +396,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
             accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
             floor=privacy.floor, series=series_report,
-            tuning_rule=trace.rule, tuned=None if trace.parameter is None else
+            tuning_rule=trace.rule, tuned=None if trace.parameter is None or (trace.chosen is None and trace.lattice
+                                                                                 is None) else
             f"{trace.parameter}={trace.chosen if trace.lattice is None else dict(trace.lattice.node)}",
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},

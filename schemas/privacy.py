@@ -73,6 +73,13 @@ class PrivacyThresholds(StrictModel):
         "whose sensitive value an attacker holding their quasi-identifiers learns: exactly for categories, within "
         "the stated tolerance for numbers) may exceed the best constant guess by at most this (0 to 1); measured "
         "where a published row stands for an input record")
+    max_epsilon: float | None = Field(
+        None, gt=0, description="differential_privacy unit: the largest epsilon the release's mechanism may spend "
+                                "((epsilon, delta)-differential privacy for one row added or removed, by "
+                                "construction)")
+    max_delta: float | None = Field(
+        None, ge=0, lt=1, description="differential_privacy unit: the largest delta the release's mechanism may "
+                                      "spend")
 
     @model_validator(mode="after")
     def _variants(self) -> PrivacyThresholds:
@@ -165,6 +172,8 @@ GATE_UNITS: dict[str, tuple[Unit, ...]] = {
     "min_dcr": ("generating_group", "record"),
     "min_vd": ("record",),
     "max_disclosure_gain": ("equivalence_class", "generating_group", "record"),
+    "max_epsilon": ("differential_privacy",),
+    "max_delta": ("differential_privacy",),
 }
 """Each privacy gate (a ``privacy`` key) and the privacy units it applies to."""
 
@@ -184,8 +193,9 @@ class FloorRule(StrictModel):
                          "attribute for methods that protect a sensitive value")
     limit: float = Field(..., description="the floor's limit")
     comparison: Literal["<=", ">="] = Field("<=", description="the figure must be <comparison> limit")
-    recheck: Literal["published", "original"] = Field(
-        "published", description="re-checked from the published table alone, or also needs the original input")
+    recheck: Literal["published", "original", "construction"] = Field(
+        "published", description="re-checked from the published table alone, also needs the original input, or holds "
+                                 "by the mechanism's construction (re-checked from the manifest)")
     source: str = Field(..., description="where the number comes from: a cited standard, or ppdp's own choice")
 
 
@@ -215,6 +225,18 @@ FLOOR: tuple[FloorRule, ...] = (
               "within the tolerance for numbers), minus the share the best constant guess gets right",
               applies=("attribute",), limit=0.05, recheck="original",
               source="ppdp's choice: at most 5 points above guessing without the release"),
+    FloorRule(key="epsilon", figure="epsilon of the mechanism's (epsilon, delta)-differential privacy, for one row "
+              "added or removed (by construction)", applies=("differential_privacy",), limit=10.0,
+              recheck="construction",
+              source="ppdp's choice: at epsilon 10 whether one person's row was in the input may change the odds of "
+                     "any published table by a factor up to e^10 (about 22,000); beyond it the bound hardly "
+                     "constrains (the dataset's DP releases together are bounded by privacy.budget)"),
+    FloorRule(key="delta", figure="delta of the mechanism's (epsilon, delta)-differential privacy (by construction)",
+              applies=("differential_privacy",), limit=1e-6, recheck="construction",
+              source="ppdp's choice, after Dwork and Roth, The Algorithmic Foundations of Differential Privacy (2014), "
+                     "section 2.3: delta must be well below 1/n, since publishing each record whole with probability "
+                     "delta is (0, delta)-DP; 1e-6 keeps n x delta, the records such a mechanism would publish, at "
+                     "0.03 on the 30,000-row Adult and 1 at a million rows"),
 )
 """The safety floor: what every release must pass whatever its spec says (``privacy.accept_below_floor`` publishes
 below it on purpose, recorded). Which rows apply follows from what the method protects and how

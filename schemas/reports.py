@@ -239,7 +239,7 @@ class MethodRecord(Report):
     name: str = Field(..., description="the method's name (the spec's method.name)")
     params: dict[str, JsonValue] = Field(..., description="every parameter as the method ran (JSON values: a "
                                                           "generalization's levels and hierarchies are mappings)")
-    unit: Literal["equivalence_class", "generating_group", "record"] = Field(
+    unit: Literal["equivalence_class", "generating_group", "record", "differential_privacy"] = Field(
         ..., description="the method's privacy unit: what its privacy is measured over")
     groups: int | None = Field(None, description="generating groups or equivalence classes formed (None: record)")
     suppressed_rows: int = Field(0, description="input rows the method left out of the release")
@@ -291,7 +291,7 @@ class Claim(Report):
 
     name: str = Field(..., description="the gate (a privacy key of the spec)")
     measure: str = Field("", description="what is measured, over what")
-    unit: Literal["equivalence_class", "generating_group", "record"] | None = Field(
+    unit: Literal["equivalence_class", "generating_group", "record", "differential_privacy"] | None = Field(
         None, description="the privacy unit the measure is taken over; null for a utility gate")
     value: float | None = Field(..., description="the measured value; null when it could not be computed (the "
                                                  "claim then fails: fail closed)")
@@ -299,9 +299,11 @@ class Claim(Report):
     comparison: Literal[">=", "<=", "<"] = Field(">=", description="the claim holds when value <comparison> "
                                                                    "threshold")
     passed: bool = Field(..., description="whether the claim holds")
-    recheck: Literal["published", "original"] = Field(
+    recheck: Literal["published", "original", "construction"] = Field(
         "published", description="published: from the published table alone; original: also needs the original "
-                                 "input (ppdp validate --release DIR --original PATH)")
+                                 "input (ppdp validate --release DIR --original PATH); construction: holds by the "
+                                 "mechanism's construction, re-checked from the manifest (the differentially private "
+                                 "mechanism rebuilt from its recorded parameters and its privacy loss mapped again)")
     worst: str | None = Field(None, description="which group, class or attribute is worst (never a value)")
 
 
@@ -450,6 +452,36 @@ class AttributeDisclosure(Report):
                                 "re-check); published: the published values are the true ones (kept as they are)")
 
 
+class DifferentialPrivacy(Report):
+    """A differentially private release's guarantee, as the mechanism was built from public information only (the
+    input's columns, public categories and bin edges, epsilon and delta): what is claimed, what the library's
+    privacy map says is spent, and where the categories and bins came from. Column names and counts only."""
+
+    library: str = Field(..., description="the DP library and version that built the mechanism (e.g. opendp 0.16.0)")
+    mechanism: str = Field(..., description="the synthesizer (mst: OpenDP's MST over a contingency table)")
+    definition: Literal["approximate", "pure"] = Field(
+        ..., description="approximate: (epsilon, delta)-DP with delta spent on discovering categories privately; "
+                         "pure: epsilon-DP (every column's categories public, delta spent 0)")
+    neighbours: str = Field("one row of the method's input added or removed",
+                            description="what two neighbouring inputs differ by (the privacy unit of the guarantee)")
+    epsilon: float = Field(..., description="the epsilon the method was asked to spend (method.epsilon)")
+    delta: float = Field(..., description="the delta the method was allowed (method.delta)")
+    epsilon_spent: float = Field(..., description="epsilon of the built mechanism for one row, from the library's "
+                                                  "privacy map (at most epsilon)")
+    delta_spent: float = Field(..., description="delta of the built mechanism for one row, from the library's privacy "
+                                                "map (at most delta; 0 for pure DP)")
+    binned: list[str] = Field(default_factory=list, description="numeric columns cut at public bin edges (the spec's "
+                                                                "method.bins); values drawn uniformly inside each bin")
+    public_categories: list[str] = Field(default_factory=list, description="columns whose categories were public "
+                                                                           "(method.categories or a declared order)")
+    discovered: list[str] = Field(default_factory=list, description="columns whose categories were discovered "
+                                                                    "privately (a noisy count above the threshold)")
+    discovery_threshold: int | None = Field(None, description="noisy count a category needed to be discovered "
+                                                              "(null when nothing was discovered)")
+    rows: str = Field(..., description="where the published row count comes from (the model's noisy estimate of "
+                                       "the input's size, or the publisher's choice)")
+
+
 class AttackerView(Report):
     """The release as an attacker holding this table (and, where stated, knowing each record's quasi-identifiers)
     sees it, measured the same way for every method: these figures head the report and decide the safety floor;
@@ -458,9 +490,10 @@ class AttackerView(Report):
     protects: Literal["identity", "attribute"] = Field(..., description="what the method protects (identity: who "
                                                                          "is in which row; attribute: the protected "
                                                                          "value, identities left visible)")
-    identity_by: Literal["classes", "groups", "records", "none"] = Field(
-        ..., description="how identities are hidden: equivalence classes, generating groups, record by record, or "
-                         "not at all (the quasi-identifiers are published as they are)")
+    identity_by: Literal["classes", "groups", "records", "differential_privacy", "none"] = Field(
+        ..., description="how identities are hidden: equivalence classes, generating groups, record by record, by a "
+                         "differentially private mechanism, or not at all (the quasi-identifiers are published as "
+                         "they are)")
     records: int = Field(..., description="published records measured")
     quasi_identifiers: list[str] = Field(..., description="the published quasi-identifier columns, as published "
                                                           "(labels, intervals, numbers)")
@@ -488,6 +521,12 @@ class AttackerView(Report):
                                           "its nearest published record (standardized quasi-identifiers)")
     disclosure: list[AttributeDisclosure] = Field(default_factory=list, description="attribute disclosure per "
                                                                                     "protected column")
+    epsilon: float | None = Field(None, description="differential_privacy releases: the epsilon of the mechanism's "
+                                                    "(epsilon, delta)-DP, by construction (whether any one record was "
+                                                    "in the input changes the odds of any published table by at most "
+                                                    "e^epsilon)")
+    delta: float | None = Field(None, description="differential_privacy releases: the delta of the mechanism's "
+                                                  "(epsilon, delta)-DP (the probability allowed beyond that bound)")
     uninformative_columns: list[str] = Field(
         default_factory=list, description="published columns that carry no information: '*' (or missing) in every "
                                           "row")
@@ -533,7 +572,7 @@ class PrivacyReport(Report):
     """Privacy of the published table, measured over its unit: the class models, re-identification risk,
     synthetic and perturbation measures, paper 002's query attacker, and the claims the release makes."""
 
-    unit: Literal["equivalence_class", "generating_group", "record"] = Field(
+    unit: Literal["equivalence_class", "generating_group", "record", "differential_privacy"] = Field(
         "equivalence_class",
         description="equivalence_class: classes are published rows sharing all QI values; generating_group: "
         "classes are the groups records were generated from (the published group column); record: no classes",
@@ -569,6 +608,8 @@ class PrivacyReport(Report):
                           "table); null outside a release")
     floor: FloorReport | None = Field(None, description="the safety floor every release must pass (or accept "
                                                         "failing on purpose); null outside a release")
+    dp: DifferentialPrivacy | None = Field(None, description="differential_privacy releases: the mechanism's "
+                                                             "guarantee as it was built; null otherwise")
     # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
     _details: dict = PrivateAttr(default_factory=dict)
     _recursive: tuple | None = PrivateAttr(default=None)

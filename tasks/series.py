@@ -104,6 +104,18 @@ def series_key(root: Path | None = None) -> bytes:
     return path.read_bytes().strip()
 
 
+def existing_series_key() -> bytes | None:
+    """The series key if this machine has one (the publisher's), else None; never creates one (an auditor's
+    machine re-checking a release)."""
+    value = os.environ.get(ENV_SERIES_KEY)
+    if value:
+        return value.encode("utf-8") if len(value) >= MIN_KEY_CHARS else None
+    try:
+        return (keys.config_dir() / KEY_NAME).read_bytes().strip() or None
+    except OSError:
+        return None
+
+
 def _is_under(path: Path, root: Path) -> bool:
     try:
         path.resolve().relative_to(Path(root).resolve())

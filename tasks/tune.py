@@ -396,6 +396,10 @@ def tune(
     common["safer"] = safer
     if spec.strategy == "fixed":
         value = getattr(sanitizer, parameter)
+        if isinstance(value, dict):  # a node of a lattice of levels (generalization): not a number to trace
+            node = ", ".join(f"{c}={v}" for c, v in value.items())
+            return TuningTrace(**common, chosen=None, candidates=1, rule=f"method.{parameter} = ({node}) from the spec",
+                               seconds=time.perf_counter() - started)
         return TuningTrace(**common, chosen=value, candidates=1, rule=f"method.{parameter} = {value} from the spec",
                            seconds=time.perf_counter() - started)
     if spec.strategy == "lattice":

@@ -85,7 +85,7 @@ def test_a_published_manifest_with_a_vacuous_gate_still_reads():
 
 def test_the_floor_table_cites_or_owns_every_number():
     assert {r.key for r in FLOOR} == {"records_alone", "average_risk", "group_alone", "exact_copies", "linkage_risk",
-                                      "disclosure_gain"}
+                                      "disclosure_gain", "epsilon", "delta"}
     assert all(r.source.startswith(("ppdp's choice", "0.09")) for r in FLOOR)
     assert next(r for r in FLOOR if r.key == "average_risk").limit == 0.09
 

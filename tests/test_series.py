@@ -356,3 +356,41 @@ def test_a_scheduled_deployment_re_releases_a_growing_table_safely(workspace):
         last = audit.list_entries(workspace.root)[-1]
         assert last.status == "rejected" and last.reason.startswith("series:"), last.reason
         assert after == published_ids
+
+
+# -- the differential-privacy budget ------------------------------------------------------------------------------
+def dp_spec(workspace, **over):
+    import yaml
+
+    demo = yaml.safe_load((Path(__file__).resolve().parents[1] / "examples" / "dp_demo.yaml").read_text())
+    method = {**demo["method"], "epsilon": 0.5}
+    columns = {**demo["columns"], "ssn": "identifier"}
+    privacy = {"max_epsilon": 1.0, "budget": {"epsilon": 1.0}}
+    return workspace.spec("dp.yaml", method=method, columns=columns, privacy=privacy, utility={
+        "classifier": "naive_bayes", "test_fraction": 0.1, "min_accuracy_ratio": 0.3}, **over)
+
+
+@pytest.mark.slow  # three DP syntheses (about 15 s); .ci/run runs it
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_third_release_spending_half_the_budget_is_refused(workspace):
+    spec = dp_spec(workspace)
+    for i in (1, 2):
+        result = ppdp("run", spec)
+        assert result.exit_code == 0, result.output
+        assert f"epsilon {0.5 * i:g} spent of 1" in result.output
+    before = workspace.under_root()
+    third = ppdp("run", spec)
+    lines = third.stderr.strip().splitlines()
+    assert third.exit_code == 3 and len(lines) == 1, third.output
+    assert "privacy budget exceeded" in lines[0] and "spent epsilon 1 " in lines[0], lines[0]
+    assert workspace.under_root() == before
+    ids = ledger_releases(workspace.root)
+    assert len(ids) == 2
+    listing = ppdp("series", "census", "--root", workspace.root)
+    assert listing.exit_code == 0 and "DP budget spent: epsilon 1 " in listing.output
+    manifest = load_manifest(workspace.root / "census" / ids[1])
+    assert manifest.series.budget.epsilon_before == pytest.approx(0.5)
+    assert manifest.series.budget.holds and manifest.series.budget.epsilon_limit == 1.0
+    # a budget on a method that is not DP is a spec error
+    wrong = ppdp("run", workspace.spec("nodp.yaml", privacy={"k": 10, "budget": {"epsilon": 1.0}}))
+    assert wrong.exit_code == 2 and "privacy.budget" in wrong.stderr

@@ -15,8 +15,24 @@ table sees it (and, for the figures marked so, as one who also knows each person
   best constant guess gets right without the release.
 
 :func:`check_floor` then holds the view to :data:`ppdp.schemas.privacy.FLOOR` (the rows that apply to what the
-method protects). Measuring never decides and deciding never measures. Imports neither Prefect nor Great
-Expectations; no data value leaves this module (only shares, counts and column names).
+method protects).
+
+A differentially private release (unit ``differential_privacy``) is measured the same way, and its figures are
+shown (classes, records alone, exact copies of input records), but the floor holds it to its mechanism's epsilon and
+delta only, the rows ``epsilon`` and ``delta``:
+
+* its rows are drawn from a model fitted to noisy counts; none stands for an input record, so a row alone on the
+  quasi-identifiers leads to no one (the records-alone and average-risk rows judge classes of real records);
+* a generated row equal to an input record on every column is not a disclosure under DP: a combination common
+  in the data is likely to be generated, whether or not any given person is in the input, and the mechanism's
+  epsilon bounds how much one person's row changes that chance. The exact-copies row (which holds generating groups
+  and record-by-record methods to at most 1%) would refuse good DP releases of tables with few columns, and pass
+  bad ones with many, for reasons unrelated to the guarantee; the share is shown, not judged;
+* linkage (the nearest published row standing for the record) and attribute disclosure need a published row that
+  stands for an input record: there is none.
+
+Measuring never decides and deciding never measures. Imports neither Prefect nor Great Expectations; no data value
+leaves this module (only shares, counts and column names).
 """
 
 from __future__ import annotations
@@ -40,6 +56,7 @@ from ppdp.schemas.reports import (
     AttackerView,
     AttributeDisclosure,
     Claim,
+    DifferentialPrivacy,
     FloorReport,
     Roles,
 )
@@ -229,7 +246,7 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
                   source: pd.DataFrame | None = None, row_source: np.ndarray | None = None,
                   everything: pd.DataFrame | None = None,
                   published_truth: bool = False, linkage_risk: float | None = None,
-                  nearest: dict[str, float] | None = None) -> AttackerView:
+                  nearest: dict[str, float] | None = None, dp: DifferentialPrivacy | None = None) -> AttackerView:
     """Measure the release ``frame`` as an attacker sees it (see the module docstring).
 
     Parameters
@@ -257,6 +274,9 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
         Every input record (the held-out ones too), for exact copies; not measured without it.
     linkage_risk, nearest : optional
         The unit's linkage risk and nearest-record distance quantiles, when measured.
+    dp : DifferentialPrivacy, optional
+        A differentially private release's guarantee: its (epsilon, delta) enter the view (as declared, by
+        construction; the floor's rows ``epsilon`` and ``delta``).
     """
     qis = [q for q in (quasi_identifiers if quasi_identifiers is not None else roles.quasi_identifiers)
            if q in frame.columns]
@@ -275,6 +295,7 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
         highest_risk=float(1.0 / sizes.min()) if sizes.size else 0.0,
         linkage_risk=linkage_risk if unit == "record" else None, nearest_distance=dict(nearest or {}),
         uninformative_columns=uninformative_columns(frame),
+        epsilon=dp.epsilon if dp is not None else None, delta=dp.delta if dp is not None else None,
     )
     if unit == "generating_group" and GROUP_COLUMN in frame.columns and n:
         g = equivalence_class_ids(frame, [GROUP_COLUMN])  # a group publishes one row per record it stands for
@@ -353,7 +374,7 @@ def check_floor(view: AttackerView, protected: Sequence[str], unit: Unit,
             value = {"records_alone": view.records_alone,
                      "average_risk": view.group_average_risk if kind == "groups" else view.average_risk,
                      "group_alone": view.group_alone, "exact_copies": view.exact_copies,
-                     "linkage_risk": view.linkage_risk}[rule.key]
+                     "linkage_risk": view.linkage_risk, "epsilon": view.epsilon, "delta": view.delta}[rule.key]
             if rule.key in ("records_alone", "average_risk") and kind == "classes":
                 worst = f"over {known}{beside}; smallest class {view.smallest_class}"
             claims.append(_floor_claim(rule.key, rule.figure, unit, value, rule.limit, rule.comparison, rule.recheck,
@@ -390,7 +411,10 @@ _HOW = {"classes": "by equivalence classes: every published record shares its qu
         "groups": "by generating groups: each published row is synthesized from a group of records and stands for "
                   "none of them",
         "records": "record by record: each published row is perturbed or generated, so that none should lead back "
-                   "to its record"}
+                   "to its record",
+        "differential_privacy": "by a differentially private mechanism: every row is generated, and whether any one "
+                                "record was in the input changes the odds of any published table by a bounded factor "
+                                "(epsilon, delta)"}
 
 
 def protection_sentence(view: AttackerView) -> str:
@@ -413,6 +437,10 @@ def view_lines(view: AttackerView) -> list[str]:
     beside = f", {', '.join(view.counted_columns)} counted in" if view.counted_columns else ""
     lines = [f"records alone {view.records_alone:.1%} on the {known} column(s) an attacker matches on{beside}; "
              f"smallest class {view.smallest_class:,}; average re-identification risk {view.average_risk:.3f}"]
+    if view.epsilon is not None:
+        lines.insert(0, f"differentially private by construction: epsilon {view.epsilon:.4g}, delta "
+                        f"{view.delta or 0:.3g} for one row added or removed (every row generated; the figures below "
+                        "describe generated rows)")
     if view.groups is not None and view.group_average_risk is not None:
         lines.append(f"{view.groups:,} generating groups, smallest {view.smallest_group:,}; average risk over groups "
                      f"{view.group_average_risk:.3f}")

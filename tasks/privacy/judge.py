@@ -26,7 +26,8 @@ def release_view(source: pd.DataFrame, release, roles: Roles, report: PrivacyRep
     return attacker_view(
         release.frame, roles, protects=protects, unit=release.unit, protected=protected,
         source=source.reset_index(drop=True), row_source=release.row_source, everything=everything,
-        linkage_risk=report.linkage_risk, nearest=synthetic.dcr_quantiles if synthetic is not None else None)
+        linkage_risk=report.linkage_risk, nearest=synthetic.dcr_quantiles if synthetic is not None else None,
+        dp=release.dp)
 
 
 def judge_release(source: pd.DataFrame, release, roles: Roles, policy: PrivacyThresholds, *, protects: Protection,

@@ -81,7 +81,9 @@ def measure_release(
     * ``generating_group``: every model over the published group column (:data:`GROUP_COLUMN`: the groups the
       records were generated from), plus linkage risk, DCR and paper 000's interval privacy;
     * ``record``: no classes; linkage risk (nearest published record is the one standing for the original
-      record), DCR and paper 004's perturbation measures.
+      record), DCR and paper 004's perturbation measures;
+    * ``differential_privacy``: no classes; the mechanism's guarantee as it was built (``release.dp``: its claims
+      hold by construction). No distance from the input's records to the generated rows is published beside it.
     """
     thresholds = thresholds or PrivacyThresholds()
     original = original.reset_index(drop=True)
@@ -95,6 +97,9 @@ def measure_release(
                                            "linkage_risk": synthetic[0].linkage_risk, "dcr_quantile": synthetic[1]})
     elif release.unit == "equivalence_class":
         report = _class_measures(frame, qis, qis, sas, thresholds, population, hierarchies)
+    elif release.unit == "differential_privacy":  # no distance to the input's records: not a DP figure, not claimed
+        report = PrivacyReport(unit="differential_privacy", quasi_identifiers=qis, sensitive_attributes=sas,
+                               records=len(frame), dp=release.dp)
     else:
         synthetic = _synthetic(original, release, roles, qis, seed, thresholds.dcr_quantile)
         report = PrivacyReport(unit="record", quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame),
@@ -278,7 +283,8 @@ def _attack(original: pd.DataFrame, release: pd.DataFrame | None, qis: list[str]
 
 
 # -- deciding -----------------------------------------------------------------------------------------------
-CLASS_LABEL = {"equivalence_class": "equivalence class", "generating_group": "group", "record": "record"}
+CLASS_LABEL = {"equivalence_class": "equivalence class", "generating_group": "group", "record": "record",
+               "differential_privacy": "generated row"}
 
 
 def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> PrivacyReport:
@@ -388,7 +394,34 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
          None if worst_d is None else f"attribute '{worst_d.column}'",
          recheck="published" if worst_d is not None and all(d.recheck == "published" for d in view.disclosure)
          else "original")
+    dp = report.dp
+    if unit == "differential_privacy":  # the release's own claim: the mechanism's guarantee, by construction
+        claims.insert(0, dp_claim(dp))
+    gate("max_epsilon", "max_epsilon", "epsilon of the mechanism's (epsilon, delta)-differential privacy, for one row "
+         "added or removed (by construction)", thresholds.max_epsilon, dp.epsilon if dp is not None else None, False,
+         None, recheck="construction")
+    gate("max_delta", "max_delta", "delta of the mechanism's (epsilon, delta)-differential privacy (by construction)",
+         thresholds.max_delta, dp.delta if dp is not None else None, False, None, recheck="construction")
     return report.model_copy(update={"claims": claims})
+
+
+DP_CLAIM = "(epsilon, delta)-DP"
+
+
+def dp_claim(dp) -> Claim:
+    """A differentially private release's main claim: the mechanism, as built, spends at most the epsilon and delta
+    it was given (the library's privacy map for one row added or removed). Holds by construction; value: the epsilon
+    spent, threshold: the epsilon asked for. Without a recorded guarantee it fails (fail closed)."""
+    measure = ("the mechanism's privacy loss for one row added or removed, from the DP library's privacy map "
+               "(holds by construction)")
+    if dp is None:
+        return Claim(name=DP_CLAIM, measure=measure, unit="differential_privacy", value=None, threshold=0.0,
+                     comparison="<=", passed=False, recheck="construction", worst="no mechanism recorded")
+    ok = dp.epsilon_spent <= dp.epsilon * (1 + 1e-9) and dp.delta_spent <= dp.delta * (1 + 1e-9)
+    return Claim(name=DP_CLAIM, measure=measure, unit="differential_privacy", value=dp.epsilon_spent,
+                 threshold=dp.epsilon, comparison="<=", passed=bool(ok), recheck="construction",
+                 worst=f"{dp.library} {dp.mechanism}, {dp.definition} DP; delta spent {dp.delta_spent:.3g} of "
+                       f"{dp.delta:.3g}")
 
 
 def describe_failed(failed: list[Claim]) -> str:

@@ -11,6 +11,12 @@ reproduction is compared cell by cell with the published table (pseudonymized id
 is not in the manifest), and the claim is re-measured on the reproduction. Without the original such a claim is
 reported as not re-checked.
 
+A claim marked ``construction`` (a differentially private release: its (epsilon, delta)) holds by the mechanism's
+construction, not by a measure of the rows: the mechanism is rebuilt from the manifest's method parameters and the
+published columns (public information only: no data is read) and the DP library's privacy map is asked again what
+it spends for one row added or removed. Such a release cannot be reproduced from the original (its noise takes no
+seed), and needs none.
+
 Imports neither Prefect nor Great Expectations.
 """
 
@@ -130,6 +136,9 @@ def published_report(manifest: Manifest, frame: pd.DataFrame) -> PrivacyReport:
     roles, policy, unit = manifest.roles, manifest.spec.privacy, manifest.unit
     qis = [q for q in roles.quasi_identifiers if q in frame.columns]
     sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
+    if unit == "differential_privacy":
+        return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame),
+                             dp=rebuilt_guarantee(manifest, frame))
     if unit == "record" or len(frame) == 0:
         return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame))
     if unit == "generating_group":
@@ -144,6 +153,30 @@ def published_report(manifest: Manifest, frame: pd.DataFrame) -> PrivacyReport:
         classes = qis
     report = _class_measures(frame, classes, qis, sas, policy, None, _hierarchies(manifest))
     return report.model_copy(update={"unit": unit})
+
+
+def rebuilt_guarantee(manifest: Manifest, frame: pd.DataFrame):
+    """A differentially private release's guarantee re-derived from its manifest: the mechanism rebuilt from the
+    method's recorded parameters and the published columns (which are cut at public bins: those named in
+    ``bins``), and mapped again by the DP library. The recorded guarantee with the re-derived epsilon and delta, as
+    asked and as spent; None when the manifest records none or the mechanism cannot be rebuilt (the claims then
+    fail: fail closed)."""
+    recorded = manifest.privacy.dp
+    if recorded is None:
+        return None
+    params = manifest.method.params
+    try:
+        from ppdp.tasks.sanitize.dp_synthesizer import guarantee_from_manifest
+
+        bins = params.get("bins") or {}
+        columns = [str(c) for c in frame.columns]
+        eps, delta, library = guarantee_from_manifest(params, columns, manifest.roles, {c: c in bins for c in columns})
+    except Exception:  # noqa: BLE001 - any failure to rebuild is a claim that cannot be re-checked (fail closed)
+        return None
+    return recorded.model_copy(update={"epsilon": float(params.get("epsilon") or 0.0),
+                                       "delta": float(params.get("delta") or 0.0), "epsilon_spent": eps,
+                                       "delta_spent": delta, "library": library,
+                                       "mechanism": str(params.get("mechanism", recorded.mechanism))})
 
 
 def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
@@ -196,7 +229,11 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
 
         previous, _ = series.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
                                              prints[:len(train)], before=manifest.release_id)
-    release = cls(**params).sanitize(train, roles, previous=previous)
+    from ppdp.tasks import series as ledger
+
+    key = ledger.existing_series_key()  # the publisher's machine: the published order itself, ties included
+    release = cls(**params).sanitize(train, roles, previous=previous,
+                                     order_key=None if key is None else ledger.order_key(key, spec.dataset))
     compare = [c for c in published.columns if c in release.frame.columns and c != GROUP_COLUMN]
     same_shape = len(release.frame) == len(published) and len(compare) == len(
         [c for c in published.columns if c not in drop and c != GROUP_COLUMN])
@@ -295,8 +332,10 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     cls = _method(manifest)
     protected = cls.protected_columns(manifest.roles) if cls is not None else []
     protects = cls.protects if cls is not None else "identity"
-    view = attacker_view(frame, manifest.roles, protects=protects, unit=manifest.unit, protected=protected)
-    base = published_report(manifest, frame).model_copy(update={"attacker_view": view})
+    base = published_report(manifest, frame)
+    view = attacker_view(frame, manifest.roles, protects=protects, unit=manifest.unit, protected=protected,
+                         dp=base.dp)
+    base = base.model_copy(update={"attacker_view": view})
     recomputed = {c.name: c for c in check_gates(base, policy).claims}
     floor_again = check_floor(view, protected, manifest.unit).claims
     recomputed.update((c.name, c) for c in floor_again)
@@ -305,7 +344,7 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     claims = [*manifest.privacy.claims, *floor_claims]
     reproduced: dict[str, Claim] = {}
     repro_note, repro_ok = "", False
-    if original is not None and any(c.recheck == "original" for c in claims):
+    if original is not None and any(c.recheck == "original" for c in claims) and (cls is None or cls.reproducible):
         from ppdp.tasks.ingest import file_sha256
         from ppdp.tasks.privacy.judge import judge_release
 
@@ -336,6 +375,8 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
         else:
             again = recomputed.get(claim.name)
             note = "re-measured on the published table"
+            if claim.recheck == "construction":
+                note = _construction_note(base.dp)
             if again is None:
                 checks.append(ClaimCheck(claim, "does not hold", None, "could not be re-measured"))
                 continue
@@ -353,6 +394,14 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
         checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
                                  None, "the manifest makes no privacy claim"))
     return ReleaseCheck(folder=Path(folder), manifest=manifest, checks=_floor_verdicts(checks, manifest))
+
+
+def _construction_note(dp) -> str:
+    if dp is None:
+        return "the mechanism could not be rebuilt from the manifest"
+    return (f"holds by construction: the mechanism rebuilt from the manifest's parameters ({dp.library}, "
+            f"{dp.mechanism}) spends epsilon {dp.epsilon_spent:.6g}, delta {dp.delta_spent:.3g} for one row added or "
+            "removed")
 
 
 def _method(manifest: Manifest):

@@ -41,7 +41,7 @@ from pydantic import ValidationError
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Protection, Safer, Treatment, Unit
-from ppdp.schemas.reports import FeaturePartition, Roles
+from ppdp.schemas.reports import DifferentialPrivacy, FeaturePartition, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import key_path
 
@@ -91,6 +91,9 @@ class Release:
     kept_members : int
         A release that kept earlier memberships (``previous`` given to :meth:`Sanitizer.sanitize`): the input rows
         placed in their group of the previous release again (0 otherwise).
+    dp : DifferentialPrivacy or None
+        A differentially private release (unit ``differential_privacy``): the mechanism's (epsilon, delta) as it was
+        built, what it was spent on and where the categories and bins came from (None for every other release).
     """
 
     frame: pd.DataFrame
@@ -105,6 +108,7 @@ class Release:
     recode: Any = None
     partition: FeaturePartition | None = None
     kept_members: int = 0
+    dp: DifferentialPrivacy | None = None
 
     @property
     def group_sizes(self) -> np.ndarray:
@@ -197,6 +201,11 @@ class Sanitizer(EstimatorParams, ABC):
     """The method can keep each record's group (or class) of the dataset's previous release
     (:meth:`_sanitize_keeping`, the series option ``keep_groups``)."""
     covers_every_row: ClassVar[bool] = False
+    reproducible: ClassVar[bool] = True
+    """The same parameters, input and seed give the same release. False for differentially private methods, whose
+    noise comes from a cryptographically secure generator that takes no seed (a seed the manifest publishes would let
+    anyone recompute the noise): ``ppdp validate --release`` then re-checks their claims from the manifest instead of
+    reproducing the run."""
     """The release stands for every input row (a recoding: generalization): the flow publishes the method run on
     every input row, and measures utility on the published table itself, training on the published rows of the
     training split and testing on the published rows of the held-out split (recoded like the rest)."""

@@ -27,7 +27,7 @@ from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Treatment, Unit
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, snap_to
-from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 _DAY_NS = 86_400 * 10**9
@@ -107,6 +107,9 @@ class Noise(Sanitizer):
             else:
                 out[name] = series.to_numpy()
                 treatments[name] = "kept"
+        if "perturbed" not in treatments.values():  # nothing to perturb: the table would be published as it is
+            raise InputError("noise: no numeric or ordinal attribute to perturb (identifiers and the class are never "
+                             "perturbed)")
         n = len(frame)
         return Release(frame=pd.DataFrame(out, index=pd.RangeIndex(n)), unit="record", treatments=treatments,
                        row_source=np.arange(n, dtype=np.int64))

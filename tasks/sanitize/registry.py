@@ -19,6 +19,7 @@ from ppdp.tasks.sanitize.base import Release, Sanitizer
 METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.condensation:Condensation",
     "ppdp.tasks.sanitize.dmpd:Dmpd",
+    "ppdp.tasks.sanitize.dp_synthesizer:DpSynthesizer",
     "ppdp.tasks.sanitize.generalization:Generalization",
     "ppdp.tasks.sanitize.mdav:Mdav",
     "ppdp.tasks.sanitize.mondrian:Mondrian",
