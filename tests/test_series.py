@@ -197,6 +197,7 @@ def recount(root: Path, a: str, b: str) -> list[int]:
     return [by_pair[(rows[a][fp], rows[b][fp])] for fp in common]
 
 
+@pytest.mark.slow  # three flow runs (about 10 s); .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_second_mdav_release_with_another_k_is_refused_naming_the_first(workspace):
     first = ppdp("run", mdav_spec(workspace))
