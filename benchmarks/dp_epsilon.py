@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import multiprocessing
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -206,6 +207,7 @@ def accuracy(train: pd.DataFrame, test: pd.DataFrame) -> float:
 
 def one_run(job: tuple[str, float, bool]) -> dict:
     pipeline, epsilon, quick = job
+    epsilon = float(epsilon)  # OpenDP types its budget: an int epsilon is refused
     train, test = split(load(), quick)
     synthetic, seconds = (run_ppdp if pipeline == "ppdp" else run_opendp)(train, epsilon)
     print(f"{pipeline} epsilon {epsilon:g}: {len(synthetic):,} rows in {seconds:.1f} s", file=sys.stderr, flush=True)
@@ -242,8 +244,8 @@ def plot(rows: pd.DataFrame, original: float, majority: float, path: Path) -> No
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.5, 1, 2, 5, 10])
-    parser.add_argument("--direct", type=float, nargs="+", default=[0.1, 1, 10],
+    parser.add_argument("--epsilons", type=float, nargs="+", default=[0.1, 0.5, 1.0, 2.0, 5.0, 10.0])
+    parser.add_argument("--direct", type=float, nargs="+", default=[0.1, 1.0, 10.0],
                         help="epsilons at which OpenDP is also called directly")
     parser.add_argument("--quick", action="store_true", help="4,000 training rows, epsilons 1 and 10, one worker")
     parser.add_argument("--workers", type=int, default=2)
@@ -253,6 +255,7 @@ def main() -> None:
     direct = epsilons if args.quick else [e for e in args.direct if e in epsilons]
     workers = 1 if args.quick else args.workers
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     train, test = split(load(), args.quick)
     original = accuracy(train, test)
     majority = float((test["income"] == test["income"].mode()[0]).mean())
@@ -262,7 +265,9 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
         rows = pd.DataFrame(list(pool.map(one_run, jobs)))
     total = time.perf_counter() - started
+    load_after = os.getloadavg()[0]
     png = args.out.with_suffix(".png")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(rows, original, majority, png)
     lines = [
         "# Differentially private synthesizer against epsilon (UCI Adult)",
@@ -271,7 +276,9 @@ def main() -> None:
         f"epsilon {', '.join(f'{e:g}' for e in epsilons)}, OpenDP directly at {', '.join(f'{e:g}' for e in direct)}. "
         f"Training rows {len(train):,}, held-out rows {len(test):,}; delta {DELTA:g} (relationship discovered "
         f"privately, every other category and bin public); {workers} worker process(es) on this machine; "
-        f"{total:.0f} s in all. Each point is one draw of fresh DP noise.",
+        f"{total:.0f} s in all (1-minute load average {load_before:.1f} at the start, {load_after:.1f} at the end, "
+        f"on {os.cpu_count()} cores: seconds grow with other work on the machine). Each point is one draw of fresh "
+        "DP noise.",
         "",
         f"Held-out accuracy of the classifier trained on the original training rows: {original:.4f}; majority "
         f"class: {majority:.4f}. OpenDP's `dp.mbi.MST()` as shipped, on this table: `{shipped}` "
