@@ -80,6 +80,14 @@ def _audit_key_in_session_folder(monkeypatch):
     for name in _AUDIT_KEY_ENV:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PPDP_CONFIG_DIR", str(PPDP_CONFIG))
+    monkeypatch.delenv("PPDP_SERIES_KEY", raising=False)
+    series_key = PPDP_CONFIG / "series-key"  # made here too, quietly: no test sees its "created" line by order
+    if not series_key.exists():
+        import secrets
+
+        PPDP_CONFIG.mkdir(mode=0o700, parents=True, exist_ok=True)
+        series_key.write_text(secrets.token_hex(32) + "\n", encoding="utf-8")
+        series_key.chmod(0o600)
     key = PPDP_CONFIG / "audit-key.pem"
     if not key.exists():
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
