@@ -1,7 +1,7 @@
 """Utility of the differentially private synthesizer against epsilon on UCI Adult, beside OpenDP's own pipeline.
 
     .venv/bin/python -m benchmarks.dp_epsilon [--epsilons 0.1 0.5 1 2 5 10] [--direct 0.1 1 10] [--quick]
-        [--workers 2] [--out benchmarks/results/dp_epsilon.md]
+        [--workers 2] [--resume] [--out benchmarks/results/dp_epsilon.md]
 
 Data: ``../shared/data/adult/adult.csv`` without the 2,399 rows holding '?' (30,162 rows, 15 columns), split once
 80/20 stratified by income (seed 0): the synthesizers see the 24,129 training rows; the classifier is tested on the
@@ -44,11 +44,12 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
@@ -249,6 +250,7 @@ def main() -> None:
                         help="epsilons at which OpenDP is also called directly")
     parser.add_argument("--quick", action="store_true", help="4,000 training rows, epsilons 1 and 10, one worker")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--resume", action="store_true", help="keep the syntheses already in <out>.jsonl")
     parser.add_argument("--out", type=Path, default=RESULTS / "dp_epsilon.md")
     args = parser.parse_args()
     epsilons = [1.0, 10.0] if args.quick else args.epsilons
@@ -261,13 +263,23 @@ def main() -> None:
     majority = float((test["income"] == test["income"].mode()[0]).mean())
     shipped = shipped_mst_error(train)
     jobs = [(p, e, args.quick) for e in epsilons for p in ("ppdp", "opendp") if p == "ppdp" or e in direct]
+    # every finished synthesis is appended to <out>.jsonl at once; --resume keeps those and runs the rest
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    partial = args.out.with_suffix(".jsonl")
+    done = [json.loads(line) for line in partial.read_text(encoding="utf-8").splitlines()] if (
+        args.resume and partial.exists()) else []
+    partial.write_text("".join(json.dumps(r) + "\n" for r in done), encoding="utf-8")
+    todo = [j for j in jobs if not any(r["pipeline"] == j[0] and r["epsilon"] == j[1] for r in done)]
     # one JAX per worker process, started fresh (spawn): JAX is multithreaded and must not be forked
     with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        rows = pd.DataFrame(list(pool.map(one_run, jobs)))
+        for future in as_completed([pool.submit(one_run, j) for j in todo]):
+            done.append(future.result())
+            with partial.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(done[-1]) + "\n")
+    rows = pd.DataFrame(done)
     total = time.perf_counter() - started
     load_after = os.getloadavg()[0]
     png = args.out.with_suffix(".png")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
     plot(rows, original, majority, png)
     lines = [
         "# Differentially private synthesizer against epsilon (UCI Adult)",
