@@ -105,6 +105,19 @@ def _connect_ro(root: Path) -> sqlite3.Connection:
     return conn
 
 
+def trail_id(root: Path) -> str | None:
+    """The trail id of the root's audit trail (fixed by its first entry), None when the root has no entry yet. One
+    read-only query: for callers that need the id only (the series ledger's file name), not the whole trail."""
+    if not db_path(Path(root)).exists():
+        return None
+    try:
+        with closing(_connect_ro(Path(root))) as conn:
+            row = conn.execute("SELECT trail_id FROM entries ORDER BY seq LIMIT 1").fetchone()
+    except sqlite3.Error as exc:
+        raise PublishError(f"{db_path(Path(root))}: cannot read the audit trail ({_sqlite_reason(exc)})") from None
+    return None if row is None else str(row["trail_id"])
+
+
 # -- hashing and signing ------------------------------------------------------------------------------------
 def compute_hash(fields: dict[str, object]) -> str:
     """SHA-256 of the canonical JSON of every hashed field (values exactly as stored in the database)."""

@@ -189,7 +189,7 @@ def ledger_path(root: Path) -> Path | None:
     """The root's ledger file (None while the root has no audit trail: no release was ever published there)."""
     from ppdp.tasks import audit
 
-    trail = _trail_id(root, audit)
+    trail = audit.trail_id(Path(root))
     if trail is None:
         return None
     path = keys.config_dir() / LEDGER_DIR / f"{trail}.sqlite"
@@ -197,13 +197,6 @@ def ledger_path(root: Path) -> Path | None:
         raise PublishError(f"series ledger {path} lives under the publish root {root}: set "
                            f"${keys.ENV_CONFIG_DIR} to keep it elsewhere")
     return path
-
-
-def _trail_id(root: Path, audit) -> str | None:
-    if not audit.db_path(Path(root)).exists():
-        return None
-    entries = audit.list_entries(Path(root))
-    return entries[0].trail_id if entries else None
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -239,9 +232,11 @@ def _audit_states(root: Path, dataset: str) -> dict[str, str]:
     return states
 
 
-def dataset_releases(root: Path, dataset: str) -> list[tuple[LedgerRelease, str]]:
+def dataset_releases(root: Path, dataset: str, states: dict[str, str] | None = None
+                     ) -> list[tuple[LedgerRelease, str]]:
     """Every release of ``dataset`` in the root's ledger, oldest first, with its state per the audit trail
-    (published, pending: its publish was interrupted, rolled_back or never published: not counted)."""
+    (published, pending: its publish was interrupted, rolled_back or never published: not counted). ``states``:
+    :func:`_audit_states` when the caller has read them already."""
     path = ledger_path(root)
     if path is None or not path.exists():
         return []
@@ -249,7 +244,7 @@ def dataset_releases(root: Path, dataset: str) -> list[tuple[LedgerRelease, str]
         rows = conn.execute("SELECT release_id, dataset, created_at, method, unit, records, k, epsilon, delta, "
                             "fingerprinted_by, keep_groups FROM releases WHERE dataset = ? ORDER BY created_at, "
                             "release_id", (dataset,)).fetchall()
-    states = _audit_states(root, dataset)
+    states = _audit_states(root, dataset) if states is None else states
     return [(_release_of(r), states.get(r[0], "never published")) for r in rows]
 
 
@@ -260,10 +255,11 @@ def earlier_releases(root: Path, dataset: str, series: SeriesSpec, now: datetime
     only releases whose id sorts before it (made earlier: re-checking a past release). Raises
     :class:`SeriesError` when the audit trail shows a published release of the dataset that the ledger does not
     hold (the series cannot be judged)."""
-    held = [(r, state) for r, state in dataset_releases(root, dataset) if r.release_id != exclude
+    states = _audit_states(root, dataset)  # the audit trail, read once
+    held = [(r, state) for r, state in dataset_releases(root, dataset, states) if r.release_id != exclude
             and (before is None or r.release_id < before)]
     known = {r.release_id for r, _ in held}
-    missing = sorted(rid for rid, state in _audit_states(root, dataset).items()
+    missing = sorted(rid for rid, state in states.items()
                      if state in ("published", "pending") and rid not in known and rid != exclude
                      and (before is None or rid < before))
     if missing:

@@ -223,14 +223,12 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
         protected = utility.join_rows(train, test)
         prints = joined
     params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
-    previous = None
-    if keep:
-        from ppdp.tasks import series
-
-        previous, _ = series.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
-                                             prints[:len(train)], before=manifest.release_id)
     from ppdp.tasks import series as ledger
 
+    previous = None
+    if keep:
+        previous, _ = ledger.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
+                                             prints[:len(train)], before=manifest.release_id)
     key = ledger.existing_series_key()  # the publisher's machine: the published order itself, ties included
     release = cls(**params).sanitize(train, roles, previous=previous,
                                      order_key=None if key is None else ledger.order_key(key, spec.dataset))
