@@ -295,6 +295,109 @@ def console_print_trace(trace) -> None:
                       f"{trace.seconds:.1f} s", markup=False)
 
 
+@app.command()
+def compare(
+    spec: Path = typer.Argument(..., help="release spec (YAML): its data, roles, privacy policy and utility settings"),
+    methods: str | None = typer.Option(None, "--methods", help="compare only these methods (comma-separated names); "
+                                                               "default: every registered method"),
+    out: Path | None = typer.Option(None, "--out", help="folder for compare.html and compare.json (aggregates only; "
+                                                        "default: compare/<dataset>-<time>)"),
+    write_spec: Path | None = typer.Option(None, "--write-spec", help="write the recommended method's spec, its tuned "
+                                                                      "value fixed, to this file (for ppdp run)"),
+    set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
+    runner: str | None = typer.Option(None, "--runner", help=RUNNER_HELP),
+    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+) -> None:
+    """Run every applicable method on the spec's data (each tuned with its default strategy, judged like a release:
+    policy, safety floor, attacker's view, utility), rank them and recommend one; publish nothing. Exit 0 with a
+    recommendation, 3 when no method passes, 2 on a bad spec or input."""
+    from ppdp.tasks import compare as comparing
+    from ppdp.tasks import spec as spec_io
+    from ppdp.tasks.compare_report import write_outputs
+    from ppdp.tasks.core.errors import PpdpError, SpecError
+    from ppdp.tasks.sanitize.registry import method_class
+
+    settings.apply()
+    overrides = list(set_)
+    names = _names(methods)
+    try:
+        overrides += _runner_overrides(runner)
+        resolved = spec_io.load_spec(spec, overrides)
+        spec_io.preflight(resolved, check_root=False)
+        for name in names:
+            method_class(name)
+        if methods is not None and not names:
+            raise SpecError("--methods: give at least one method name")
+        if resolved.series.keep_groups:
+            raise SpecError("series.keep_groups: compare judges a first release of each method (it reads no earlier "
+                            "release): remove it to compare")
+        comparing.check_outside_root(resolved, out, "--out")
+        comparing.check_outside_root(resolved, write_spec, "--write-spec")
+    except PpdpError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+
+    from ppdp.flows.compare import run_compare
+
+    with console_err.status("comparing methods (progress in the log lines)"):
+        try:
+            result = run_compare(spec, overrides, names or None)
+        except PpdpError as exc:
+            fail(f"error: {exc}", exc.exit_code)
+        except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
+            internal_error(exc, debug)
+    _print_comparison(result)
+    folder = out or Path("compare") / f"{resolved.dataset}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+    written = write_outputs(result, folder)
+    console.print(f"report        {written[0]}", markup=False)
+    console.print(f"table         {written[1]}", markup=False)
+    if write_spec is not None:
+        if result.recommended is None:
+            fail(f"rejected: {result.recommendation}; no spec written", 3)
+        try:
+            comparing.write_spec(result, spec, write_spec)
+        except PpdpError as exc:
+            fail(f"error: {exc}", exc.exit_code)
+        console.print(f"spec          {write_spec} (ppdp run {write_spec} publishes it)", markup=False)
+    if result.recommended is None:
+        raise typer.Exit(3)
+
+
+def _print_comparison(result) -> None:
+    """The comparison table (figures, names and one-line reasons only) and the recommendation."""
+    from ppdp.tasks.compare import risk_of
+
+    def num(value, digits: int = 3) -> str:
+        return "" if value is None else f"{value:.{digits}f}"
+
+    def verdict(value) -> str:
+        return "" if value is None else ("holds" if value else "FAILS")
+
+    console.print(f"compared {len(result.rows)} methods on {result.dataset} ({result.input_rows:,} rows, seed "
+                  f"{result.seed}, classifier {result.classifier}, {result.seconds:.1f} s)", markup=False)
+    console.print(f"  {'method':<18} {'status':<15} {'tuned':<22} {'policy':<6} {'floor':<6} {'util':<6} "
+                  f"{'alone':>6} {'avg risk':>8} {'copies':>6} {'linkage':>7} {'gain':>6} {'acc ratio':>9} "
+                  f"{'seconds':>7}", markup=False)
+    for r in result.rows:
+        tuned = (r.tuned or "")[:22]
+        console.print(f"  {r.method:<18} {r.status.replace('_', ' '):<15} {tuned:<22} {verdict(r.policy_holds):<6} "
+                      f"{verdict(r.floor_holds):<6} {verdict(r.utility_holds):<6} {num(r.records_alone):>6} "
+                      f"{num(r.average_risk):>8} {num(r.exact_copies):>6} {num(r.linkage_risk):>7} "
+                      f"{num(r.disclosure_gain):>6} {num(r.accuracy_ratio):>9} {r.seconds:>7.1f}", markup=False)
+    for r in result.rows:
+        if r.reason:
+            console.print(f"  {r.method}: {r.reason}", markup=False)
+    if result.recommended is not None:
+        best = result.row(result.recommended)
+        name, risk = risk_of(best)
+        console.print(f"recommended   {result.recommendation}", markup=False)
+        source = "the spec" if best.policy_source == "spec" else "the safety floor"
+        console.print(f"  policy      {', '.join(best.policy)} ({source}); {name} {num(risk, 4)}", markup=False)
+    else:
+        console.print(f"no recommendation: {result.recommendation}", markup=False)
+    for note in result.notes:
+        console.print(f"note          {note}", markup=False)
+
+
 def _names(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 

@@ -20,7 +20,7 @@ try:
 except PackageNotFoundError:  # running from a source tree that is not installed
     __version__ = "0+unknown"
 
-_API = ("sanitize", "validate", "validate_release", "methods", "release", "tune", "federate")
+_API = ("sanitize", "validate", "validate_release", "methods", "release", "tune", "federate", "compare")
 
 
 def __getattr__(name: str):

@@ -11,7 +11,8 @@
 ``sanitize`` runs only the method: the release flow (``ppdp run``) adds the input suite, tagging, identifier
 protection, the rare-value rule, tuning, the gates and the audited publication. ``ppdp.release(spec_path)`` and
 ``ppdp.tune(spec_path)`` run those flows from a spec, like ``ppdp run`` and ``ppdp tune`` (``runner="dask"``: on a
-local Dask cluster); ``ppdp.federate(spec_path)`` runs a federated naive Bayes release like ``ppdp federate``.
+local Dask cluster); ``ppdp.federate(spec_path)`` runs a federated naive Bayes release like ``ppdp federate``;
+``ppdp.compare(spec_path)`` compares every applicable method on the spec's data like ``ppdp compare``.
 """
 
 from __future__ import annotations
@@ -233,3 +234,32 @@ def tune(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runne
     from ppdp.flows.runners import call_flow
 
     return call_flow(tune_flow, spec, list(overrides), runner)
+
+
+def compare(spec: str | Path, *, methods: list[str] | tuple[str, ...] | None = None,
+            overrides: list[str] | tuple[str, ...] = (), runner: str | None = None, out: str | Path | None = None,
+            write_spec: str | Path | None = None):
+    """Compare every applicable registered method (or ``methods``) on the spec's data, as ``ppdp compare`` does:
+    each tuned with its default strategy and judged like a release (policy, safety floor, attacker's view,
+    utility), nothing published. Returns the :class:`~ppdp.schemas.compare.CompareResult` (rows ranked, the
+    recommended method and its one-line reason); raises :class:`~ppdp.tasks.core.errors.PpdpError` on a bad spec or
+    input.
+
+    ``out``: a folder to write ``compare.html`` and ``compare.json`` to (aggregates only); ``write_spec``: a file to
+    write the recommended method's spec to, its tuned value fixed (raises
+    :class:`~ppdp.tasks.core.errors.InputError` when no method passes). ``overrides`` and ``runner`` as for
+    :func:`release`."""
+    from ppdp.flows.compare import run_compare
+    from ppdp.tasks import compare as comparing
+    from ppdp.tasks.compare_report import write_outputs
+    from ppdp.tasks.spec import load_spec
+
+    resolved = load_spec(spec, list(overrides))
+    comparing.check_outside_root(resolved, out, "out")
+    comparing.check_outside_root(resolved, write_spec, "write_spec")
+    result = run_compare(spec, list(overrides), list(methods) if methods else None, runner)
+    if out is not None:
+        write_outputs(result, Path(out))
+    if write_spec is not None:
+        comparing.write_spec(result, spec, Path(write_spec))
+    return result

@@ -1,0 +1,632 @@
+"""Which method for my table? Run every applicable method on the spec's data, judge each like a release, recommend one.
+
+``ppdp compare SPEC`` (the flow: :mod:`ppdp.flows.compare`) reads, tags and protects the spec's input once, then
+runs one task per registered method (:func:`compare_method`, a plain function: no Prefect here). A method's row is
+made exactly as ``ppdp run`` would make its release, without publishing it:
+
+* **its spec** (:func:`method_spec`): the spec's own method keeps its section and its tuning; every other method
+  runs with its default parameters (the spec's ``hierarchies``, ``bins`` and ``categories``, which describe the
+  data rather than tune a method, are carried to a method that takes them) and its default tuning strategy
+  (:func:`default_tuning`), with the spec's tuning objective, accuracy gap, repeats and bisect resolution;
+* **its policy** (:func:`method_policy`, :data:`POLICY_RULE`): the spec's gates that apply to the method's privacy
+  unit; when none applies, the safety floor's own limits written as gates (``max_average_risk`` 0.09 for classes
+  and groups, ``max_linkage_risk`` 0.5 for records, ``max_disclosure_gain`` 0.05 for attribute protection,
+  ``max_epsilon`` / ``max_delta`` for a DP mechanism), plus ``k`` = the rare-value rule's k (``privacy.k``, else 2)
+  for a method hiding identities by classes or groups. Such gates add nothing to the floor: the method is judged by
+  the floor alone (and that k). ``privacy.accept_below_floor`` is not carried: compare never recommends a release
+  below the floor, and the tuner aims at the floor;
+* rare values, hold-out, tuning (its evaluations run one after another inside the method's task), sanitizing,
+  promoting columns published beside the quasi-identifiers (and running again), the privacy gates, the attacker's
+  view and the safety floor (:func:`ppdp.tasks.privacy.validate.privacy_checks`, which calls
+  :func:`~ppdp.tasks.privacy.judge.judge_release`), utility (:func:`ppdp.tasks.utility.evaluate_utility`, or per
+  part for a partitioned release), with the same functions the release flow calls.
+
+A method that cannot apply (its own check raises :class:`SpecError` or :class:`InputError`: no numeric attribute,
+no sensitive column, a parameter with no default that is not tuned) is listed as not applicable with that one line;
+a method whose gates, floor or utility gates fail, or for which the tuner finds no value that passes, is listed as
+refused with its one line. The series (earlier releases under the publish root) is not judged: nothing is
+published, and the ledger is never read.
+
+The recommendation (:func:`rank`, :data:`RECOMMENDATION_RULE`): among the methods whose policy, safety floor and
+utility gates all hold (what ``ppdp run`` publishes) and on whose release the classifier recalls rows of at least two
+classes (a release it can only answer with one class carries nothing for it, however high its accuracy ratio on an
+unbalanced table), the highest accuracy ratio (rounded to 2 decimals, as shown),
+then the lowest re-identification risk (:func:`risk_of`: average risk for classes and groups, linkage risk for
+record-by-record methods; rounded to 3 decimals), then the name. Time is shown but never decides: it varies from
+run to run, and the same spec, data and seed must give the same recommendation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import ValidationError
+
+from ppdp.schemas.compare import CompareResult, CompareRow
+from ppdp.schemas.methods import identity_by
+from ppdp.schemas.privacy import GATE_UNITS, floor_rules, gates_set
+from ppdp.schemas.reports import Roles
+from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks.core.errors import InputError, PpdpError, SpecError
+
+RECOMMENDATION_RULE = (
+    "among the methods whose privacy policy, safety floor and utility gates all hold (what ppdp run would publish) "
+    "and on whose release the classifier tells at least two classes apart: "
+    "the highest accuracy ratio (to 2 decimals), then the lowest re-identification risk (average risk for classes "
+    "and groups, linkage risk for record-by-record methods; to 3 decimals), then the name; a method below the safety "
+    "floor is never recommended; time is shown but does not decide (it varies between runs)")
+
+POLICY_RULE = (
+    "each method is held to the spec's gates that apply to its privacy unit; when none applies, to the safety floor "
+    "alone (its limits written as gates: max_average_risk 0.09 for classes and groups, max_linkage_risk 0.5 for "
+    "records, max_disclosure_gain 0.05 for attribute protection, max_epsilon 10 and max_delta 1e-6 for a DP "
+    "mechanism) plus, for classes and groups hiding identities, k = the rare-value rule's k (privacy.k, else 2); "
+    "privacy.accept_below_floor is not carried")
+
+DATA_PARAMETERS = ("hierarchies", "bins", "categories")
+"""Method parameters that describe the data (generalization hierarchies, public bins and categories), not a
+method's tuning: carried from the spec's method section to any method that takes them."""
+
+_NON_GATES = ("l_variant", "c", "beta_variant", "hierarchies", "risk_threshold", "population", "dcr_quantile")
+"""Privacy settings that are not gates (they qualify one): kept in every method's policy."""
+
+
+# -- one method's spec -------------------------------------------------------------------------------------------
+def default_strategy(cls) -> str:
+    """A method's default tuning strategy: ``fixed`` without a tunable parameter, ``lattice`` when its first
+    tunable parameter is a lattice of levels (generalization), ``bisect`` (paper 000's search) otherwise."""
+    tunable = list(cls.tunable)
+    if not tunable:
+        return "fixed"
+    return "lattice" if tunable[0] in cls.lattice_parameters else "bisect"
+
+
+def default_tuning(spec: ReleaseSpec, cls) -> dict[str, Any]:
+    """The tuning section a method other than the spec's own runs with: its default strategy, the spec's objective,
+    accuracy gap and repeats (and bisect resolution when both bisect); no bounds (a bound is the spec's method's)."""
+    strategy = default_strategy(cls)
+    out: dict[str, Any] = {"strategy": strategy, "objective": spec.tuning.objective,
+                           "accuracy_gap": spec.tuning.accuracy_gap, "repeats": spec.tuning.repeats}
+    if strategy == "bisect" and spec.tuning.strategy == "bisect" and spec.tuning.resolution is not None:
+        out["resolution"] = spec.tuning.resolution
+    return out
+
+
+def method_policy(spec: ReleaseSpec, cls) -> tuple[dict[str, Any], str]:
+    """The ``privacy`` section ``cls`` is judged by (see :data:`POLICY_RULE`) and where its gates come from
+    (``spec`` or ``floor``)."""
+    unit = cls.unit
+    policy = spec.privacy
+    out: dict[str, Any] = {k: v for k, v in policy.model_dump(mode="json").items() if k in _NON_GATES}
+    gates = {g: getattr(policy, g) for g in gates_set(policy) if unit in GATE_UNITS[g]}
+    source = "spec"
+    if not gates:
+        source = "floor"
+        hidden = identity_by(cls.protects, unit)  # the floor's kinds, as check_floor takes them
+        kinds = ([hidden] if hidden != "none" else []) + (["attribute"] if cls.protects == "attribute" else [])
+        for rule in (r for kind in kinds for r in floor_rules(kind)):
+            gate = f"max_{rule.key}"
+            if rule.comparison == "<=" and rule.limit > 0 and unit in GATE_UNITS.get(gate, ()):
+                gates[gate] = rule.limit
+        if cls.protects == "identity" and unit in ("equivalence_class", "generating_group"):
+            gates["k"] = spec.rare_k
+    out.update(gates)
+    if policy.budget is not None and unit == "differential_privacy":
+        out["budget"] = policy.budget.model_dump(mode="json")
+    return out, source
+
+
+def _validate(raw: dict[str, Any]) -> ReleaseSpec:
+    """``raw`` as a release spec, validated as ``ppdp run`` validates a spec file (strict, through JSON)."""
+    from ppdp.tasks.spec import format_validation_error
+
+    try:
+        return ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True,
+                                               context={"release_spec": True})
+    except ValidationError as exc:
+        raise SpecError(format_validation_error(exc)) from None
+
+
+def method_spec(spec: ReleaseSpec, name: str) -> tuple[ReleaseSpec, str]:
+    """The spec ``name`` runs with in the comparison (see the module docstring) and its policy source; raises
+    :class:`SpecError` (one line) when no valid spec exists for it (the method then cannot apply)."""
+    from ppdp.tasks.sanitize.registry import method_class
+
+    cls = method_class(name)
+    raw = spec.model_dump(mode="json")
+    raw["privacy"], source = method_policy(spec, cls)
+    if name == spec.method.name:
+        return _validate(raw), source
+    method: dict[str, Any] = {"name": name}
+    fields = cls.Params.model_fields
+    own = spec.method.model_dump(mode="json")
+    for key in DATA_PARAMETERS:
+        if key in fields and own.get(key):
+            try:  # carried only where the method reads it the same way
+                cls.Params.model_validate_json(json.dumps({"name": name, key: own[key]}), strict=True)
+            except ValidationError:
+                continue
+            method[key] = own[key]
+    raw["tuning"] = default_tuning(spec, cls)
+    if cls.unit == "differential_privacy" and "epsilon" in fields:
+        # epsilon is never tuned on the data (each evaluation would spend budget on the same rows): the method runs
+        # at its policy's bound (the spec's max_epsilon, else the safety floor's), the most the policy accepts
+        epsilon = raw["privacy"].get("max_epsilon")
+        if epsilon is None:
+            raise SpecError(f"{name}: its epsilon is never tuned on the data, and its policy bounds none")
+        method["epsilon"] = epsilon
+        raw["tuning"] = {"strategy": "fixed"}
+    raw["method"] = method
+    return _validate(raw), source
+
+
+def fixed_spec(spec: ReleaseSpec, parameter: str | None, value: Any, promoted: Roles | None = None
+               ) -> dict[str, Any]:
+    """``spec`` with the tuned ``parameter`` fixed at ``value`` and ``tuning.strategy: fixed``, as a plain mapping
+    that validates to the same spec (defaults left out where that changes nothing).
+
+    ``promoted``: the roles after a column published beside the quasi-identifiers was made one. A value naming
+    columns (a lattice node: one level per quasi-identifier) names the promoted column too, which the release flow's
+    first attempt does not know as a quasi-identifier yet: such a column is declared a quasi-identifier in the
+    written spec. A number (k) needs nothing: ``ppdp run`` promotes the column again as compare did."""
+    raw = spec.model_dump(mode="json")
+    if parameter is not None and value is not None:
+        raw["method"][parameter] = value
+    if isinstance(value, dict) and promoted is not None:
+        for name in value:
+            tag = next((t for t in promoted.columns if t.name == name), None)
+            if tag is not None and tag.promoted and name not in raw["columns"]:
+                raw["columns"][name] = {"role": "quasi_identifier", "kind": tag.kind.value}
+    raw["tuning"] = {"strategy": "fixed"} if spec.tuning.parameter is None else {
+        "strategy": "fixed", "parameter": spec.tuning.parameter}
+    full = _validate(raw)
+    lean = full.model_dump(mode="json", exclude_defaults=True)
+    # the union's tag has a default (left out above): keep it, first
+    lean["method"] = {"name": full.method.name, **{k: v for k, v in lean.get("method", {}).items() if k != "name"}}
+    lean["tuning"] = {"strategy": "fixed", **lean.get("tuning", {})}  # the default, written for the reader
+    try:
+        if _validate(lean).model_dump(mode="json") == full.model_dump(mode="json"):
+            return lean
+    except SpecError:
+        pass
+    return full.model_dump(mode="json")
+
+
+# -- one method's row --------------------------------------------------------------------------------------------
+class _MethodFailure(Exception):
+    """The method's own check refused the data or its parameters (raised inside a tuner callback)."""
+
+    def __init__(self, error: PpdpError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _own(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the method's refusals marked as the method's (so that the tuner's own refusals stay apart)."""
+
+    def call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except PpdpError as exc:
+            raise _MethodFailure(exc) from None
+
+    return call
+
+
+def method_rows(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, cls
+                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Rare values and hold-out as the release flow does them for ``cls`` (``prepare``): (training rows, held-out
+    rows, every record: training rows then held-out ones, or, for a method publishing every row, the input order)."""
+    from ppdp.tasks import rare, utility
+
+    skip = roles.rare_rule_skip if cls.generalizes else ()
+    merged, report = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
+    train, test = utility.split_holdout(merged, roles.class_column, spec.utility.test_fraction, spec.seed)
+    if not cls.covers_every_row:  # only the training rows are published: count again on them
+        train, test, _ = rare.merge_rare_on_published(train, test, roles, spec.rare_k, report, skip)
+        merged = utility.join_rows(train, test)
+    return train, test, merged.reset_index(drop=True)
+
+
+def tune_plain(spec: ReleaseSpec, roles: Roles, train: pd.DataFrame, test: pd.DataFrame,
+               everything: pd.DataFrame | None):
+    """The release flow's tuning step without Prefect: the evaluations run one after another (this runs inside one
+    task per method, the methods side by side). Returns (the sanitizer with the chosen value, the trace)."""
+    from ppdp.tasks import tune
+    from ppdp.tasks.sanitize.registry import build_sanitizer
+
+    base = _own(build_sanitizer)(spec.method, seed=spec.seed)
+    rows = train if everything is None else everything
+    check = spec.tuning.objective == "best_utility_meeting_policy"
+    parameter = spec.tuning.parameter or next(iter(base.tunable), None)
+
+    def evaluate_many(values: list[float]):
+        return [tune.evaluate_value(base, parameter, int(v) if float(v).is_integer() else v, train, test, roles,
+                                    spec.utility.classifier, spec.tuning.repeats, spec.privacy, check)
+                for v in values]
+
+    needs_domains = spec.tuning.strategy not in ("fixed", "lattice")
+    domains = _own(base.domains)(train, roles) if needs_domains else {}
+    trace = tune.tune(spec.tuning, sanitizer=base, domains=domains, policy=spec.privacy,
+                      sizes=tune.class_sizes(train, roles), evaluate_many=_own(evaluate_many),
+                      suggest=_own(lambda t: base.suggest(train, roles, t)),
+                      search=_own(lambda: tune.search_lattice(base, rows, roles)))
+    if trace.lattice is not None:
+        return base.with_params(**{trace.parameter: dict(trace.lattice.node)}), trace
+    chosen = base if trace.parameter is None or trace.chosen is None else base.with_params(
+        **{trace.parameter: trace.chosen})
+    return chosen, trace
+
+
+def utility_of(spec: ReleaseSpec, release, roles: Roles, train: pd.DataFrame, test: pd.DataFrame,
+               everything: pd.DataFrame, every_row: bool):
+    """The utility step the release flow submits for this release (``submit_utility``), as a plain call."""
+    from ppdp.tasks import utility
+
+    if release.parts:
+        return utility.evaluate_parts_utility(train, release, test, roles, spec.utility, spec.seed)
+    if every_row:
+        published_train, published_test = utility.split_release(release, everything, roles.class_column,
+                                                                spec.utility.test_fraction, spec.seed)
+        return utility.evaluate_utility(train, published_train, test, roles, spec.utility, spec.seed, published_test)
+    return utility.evaluate_utility(train, release.frame, test, roles, spec.utility, spec.seed)
+
+
+def _tuned_text(parameter: str | None, value: Any) -> str | None:
+    if parameter is None or value is None:
+        return None
+    if isinstance(value, dict):
+        return f"{parameter} " + ", ".join(f"{c}={v}" for c, v in value.items())
+    if isinstance(value, float) and not value.is_integer():
+        return f"{parameter}={value:.4g}"
+    return f"{parameter}={int(value) if isinstance(value, float) else value}"
+
+
+def _policy_lines(policy) -> list[str]:
+    out = []
+    for g in gates_set(policy):
+        value = getattr(policy, g)
+        comparison = ">=" if g in ("k", "l", "min_dcr", "min_vd") else "<="
+        out.append(f"{g} {comparison} {value:g}")
+    return out
+
+
+def existing_order_key(spec: ReleaseSpec) -> bytes | None:
+    """The key of the dataset's published row order (:func:`ppdp.tasks.series.order_key`) when the publisher's series
+    key already exists (``$PPDP_SERIES_KEY`` or ``<config>/series-key``), else None: compare never creates it.
+
+    The row order carries nothing, but a classifier that breaks ties by row order (1-NN on generalized rows, where
+    many rows are equal) scores a release differently in another order: with the key, the utility compare measures
+    is the one ``ppdp run`` measures."""
+    import os
+
+    from ppdp.tasks import keys, series
+
+    if not os.environ.get(series.ENV_SERIES_KEY) and not (keys.config_dir() / series.KEY_NAME).is_file():
+        return None
+    return series.order_key(series.series_key(spec.publish.root), spec.dataset)
+
+
+def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, policy_source: str = "spec",
+                   order_key: bytes | None = None) -> CompareRow:
+    """One method's row (``spec``: the method's spec from :func:`method_spec`; ``protected``: the input as read,
+    tagged and with identifiers protected; ``roles``: the tagging; ``order_key``: :func:`existing_order_key`). Never
+    raises: a refusal or a failure is the row's status and reason (an unexpected error by its type only: its message
+    may quote data)."""
+    from ppdp.tasks.privacy.judge import promote_counted_columns
+    from ppdp.tasks.privacy.validate import privacy_checks
+    from ppdp.tasks.sanitize.registry import method_class, run_method
+
+    started = time.perf_counter()
+    cls = method_class(spec.method.name)
+    row: dict[str, Any] = dict(method=cls.name, unit=cls.unit, protects=cls.protects,
+                               policy=_policy_lines(spec.privacy), policy_source=policy_source,
+                               reproducible=bool(getattr(cls, "reproducible", True)), strategy=spec.tuning.strategy)
+
+    def done(status: str, reason: str | None = None, **extra) -> CompareRow:
+        return CompareRow(**row, **extra, status=status, reason=reason, seconds=time.perf_counter() - started)
+
+    try:
+        train, test, everything = _own(method_rows)(spec, protected, roles, cls)
+        every_row = cls.covers_every_row
+        source = everything if every_row else train
+        promoted: list[str] = []
+        for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
+            sanitizer, trace = tune_plain(spec, roles, train, test, everything if every_row else None)
+            release, _ = _own(run_method)(sanitizer, source, roles, order_key)
+            report = _own(privacy_checks)(source, release, roles, spec, everything)
+            again = _own(promote_counted_columns)(roles, report, spec.privacy) if attempt == 1 else None
+            if again is None:
+                break
+            promoted = [t.name for t in again.columns if t.role != roles.get(t.name).role]
+            roles = again
+        util = _own(utility_of)(spec, release, roles, train, test, everything, every_row)
+    except _MethodFailure as failure:
+        return done("not_applicable", _one_line(failure.error))
+    except InputError as exc:  # the tuner's own: no value of the parameter passes the policy (or can be searched)
+        return done("refused", _one_line(exc))
+    except PpdpError as exc:  # the tuner's own spec errors (a strategy the method has no means for)
+        return done("not_applicable", _one_line(exc))
+    except Exception as exc:  # noqa: BLE001 - by type only: the message may quote data
+        return done("error", f"internal error ({type(exc).__name__})")
+
+    value = dict(trace.lattice.node) if trace.lattice is not None else trace.chosen
+    view = report.attacker_view
+    floor = report.floor
+    extra: dict[str, Any] = dict(
+        parameter=trace.parameter, tuned=_tuned_text(trace.parameter, value), tuning_rule=trace.rule,
+        evaluations=trace.lattice.checked if trace.lattice is not None else len(trace.evaluations),
+        policy_holds=report.passed and bool(report.claims), floor_holds=floor is not None and floor.holds,
+        utility_holds=util.passed, promoted=promoted, records=report.records,
+        accuracy=util.accuracy, accuracy_original=util.accuracy_original, accuracy_ratio=util.ratio,
+        mean_shift=util.mean_shift, correlation_loss=util.correlation_loss,
+        loss_measures=dict(trace.lattice.measures) if trace.lattice is not None else {},
+    )
+    if floor is not None:
+        from ppdp.tasks.privacy.attacker import describe_floor_claim
+
+        extra["floor_failed"] = [describe_floor_claim(c) for c in floor.failed]
+    if view is not None:
+        groups = view.identity_by == "groups" and view.group_average_risk is not None
+        extra.update(identity_by=view.identity_by, records_alone=view.records_alone, smallest_class=view.smallest_class,
+                     average_risk=view.group_average_risk if groups else view.average_risk,
+                     exact_copies=view.exact_copies, linkage_risk=view.linkage_risk,
+                     disclosure_gain=view.disclosure_gain, epsilon=view.epsilon)
+    extra["accuracy_constant"] = constant_accuracy(train, test, roles.class_column)
+    recalled = [c for c in util.per_class if c.sanitized > 0]
+    extra["signal"] = len(recalled) > 1 or len(util.per_class) < 2
+    reasons = refusal_reasons(report, util)
+    try:
+        extra["spec"] = fixed_spec(spec, trace.parameter, value, roles)
+    except SpecError as exc:  # the tuned value cannot be written back (never seen): the method is not recommendable
+        reasons.append(f"its tuned value cannot be written as a spec: {_one_line(exc)}")
+    if reasons:
+        return done("refused", "; ".join(reasons), **extra)
+    return done("passes", None if extra["signal"] else NO_SIGNAL, **extra)
+
+
+NO_SIGNAL = ("not recommended: the classifier trained on this release recalls held-out rows of one class only (the "
+             "release carries nothing it can use to tell the classes apart)")
+
+
+def constant_accuracy(train: pd.DataFrame, test: pd.DataFrame, class_column: str | None) -> float | None:
+    """The share of held-out rows of the training rows' most common class: the accuracy of a classifier that
+    always predicts it (the label itself is never kept)."""
+    if class_column is None or not len(test):
+        return None
+    labels = train[class_column].astype(str)
+    counts = labels.value_counts()
+    most = counts[counts == counts.max()].index.sort_values()[0]  # ties: the first in sort order
+    return float((test[class_column].astype(str) == most).mean())
+
+
+def refusal_reasons(report, util) -> list[str]:
+    """Each failed part of the verdict in one line, as ``ppdp run`` words its refusals."""
+    from ppdp.tasks.privacy.attacker import describe_floor_claim
+    from ppdp.tasks.privacy.measure import describe_failed
+
+    out = []
+    if not report.claims:
+        out.append("privacy: no privacy gate applies to this release (fail closed)")
+    elif report.failed:
+        out.append(f"privacy gate failed: {describe_failed(report.failed)}")
+    if report.floor is None:
+        out.append("safety floor: not measured (fail closed)")
+    elif not report.floor.holds:
+        out.append(f"safety floor failed: {'; '.join(describe_floor_claim(c) for c in report.floor.failed)}")
+    if util.failed:
+        out.append(f"utility gate failed: {describe_failed(util.failed)}")
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def not_applicable_row(spec: ReleaseSpec, name: str, reason: str) -> CompareRow:
+    """The row of a method for which no valid spec exists (its spec's one-line error as the reason)."""
+    from ppdp.tasks.sanitize.registry import method_class
+
+    cls = method_class(name)
+    return CompareRow(method=name, unit=cls.unit, protects=cls.protects, status="not_applicable", reason=reason,
+                      reproducible=bool(getattr(cls, "reproducible", True)))
+
+
+def plan(spec: ReleaseSpec, methods: Sequence[str] | None = None
+         ) -> list[tuple[str, ReleaseSpec | None, str, CompareRow | None]]:
+    """Each method to compare (every registered one, or ``methods``, in name order): (name, its spec, its policy
+    source, None), or (name, None, "", its not-applicable row) when no valid spec exists for it. Raises
+    :class:`SpecError` for an unknown name."""
+    from ppdp.tasks.sanitize.registry import REGISTRY, method_class
+
+    names = sorted(REGISTRY) if not methods else sorted(dict.fromkeys(methods))
+    for n in names:
+        method_class(n)  # an unknown name: one line listing the known ones
+    out: list[tuple[str, ReleaseSpec | None, str, CompareRow | None]] = []
+    for name in names:
+        try:
+            method, source = method_spec(spec, name)
+        except SpecError as exc:
+            out.append((name, None, "", not_applicable_row(spec, name, _one_line(exc))))
+            continue
+        out.append((name, method, source, None))
+    return out
+
+
+def compare_in_process(spec: ReleaseSpec, methods: Sequence[str] | None = None) -> CompareResult:
+    """The whole comparison in this process, one method after another, without Prefect (the flow runs the same
+    functions, the methods side by side): ingest and its suite, tagging, identifier protection, every method's row,
+    the ranking."""
+    from ppdp.tasks import ingest, secrets, tag
+    from ppdp.tasks import spec as spec_io
+
+    started = time.perf_counter()
+    spec_io.preflight(spec, check_root=False)
+    frame, report = ingest.ingest(spec)
+    roles = tag.tag_columns(frame, spec)
+    protected = tag.protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
+    order_key = existing_order_key(spec)
+    rows = [row if row is not None else compare_method(method, protected, roles, source, order_key)
+            for _, method, source, row in plan(spec, methods)]
+    return summarize(rows, spec, input_sha256=report.input_sha256, input_rows=report.rows,
+                     seconds=time.perf_counter() - started)
+
+
+# -- the comparison ----------------------------------------------------------------------------------------------
+def risk_of(row: CompareRow) -> tuple[str, float | None]:
+    """The re-identification risk a row is ranked and plotted by: linkage risk for record-by-record methods,
+    average risk (mean 1 / class size as the attacker sees the table) otherwise."""
+    if row.identity_by == "records" and row.linkage_risk is not None:
+        return "linkage risk", row.linkage_risk
+    return "average risk", row.average_risk
+
+
+def _rank_key(row: CompareRow) -> tuple:
+    ratio = row.accuracy_ratio if row.accuracy_ratio is not None else -math.inf
+    _, risk = risk_of(row)
+    return (-round(ratio, 2), round(risk, 3) if risk is not None else math.inf, row.method)
+
+
+def _group(row: CompareRow) -> int:
+    if row.eligible:
+        return 0
+    return {"passes": 1, "refused": 2, "not_applicable": 3, "error": 4}[row.status]
+
+
+def rank(rows: Sequence[CompareRow]) -> list[CompareRow]:
+    """The rows in table order: the methods the recommendation chooses from by :data:`RECOMMENDATION_RULE` (the
+    first is recommended), then those that pass but carry nothing for the classifier, then the refused ones (by the
+    same rule), then the methods that cannot apply and the errors, by name."""
+    return sorted(rows, key=lambda r: (_group(r), *(
+        _rank_key(r) if r.status in ("passes", "refused") else (0, 0, r.method))))
+
+
+def recommendation_line(ranked: Sequence[CompareRow]) -> tuple[str | None, str]:
+    """The recommended method and the recommendation in one line ("mdav: accuracy ratio 0.98 at k=12, average risk
+    0.021; condensation keeps 0.95")."""
+    passing = [r for r in ranked if r.eligible]
+    if not passing:
+        if any(r.status == "passes" for r in ranked):
+            return None, ("no method to recommend: those that pass the privacy policy, the safety floor and the "
+                          "utility gates carry nothing the classifier can use (each row says why)")
+        return None, ("no method passes the privacy policy, the safety floor and the utility gates: nothing to "
+                      "recommend (each row says why)")
+    best = passing[0]
+    risk_name, risk = risk_of(best)
+    at = f" at {best.tuned}" if best.tuned else ""
+    risk_text = f", {risk_name} {risk:.3g}" if risk is not None else ""
+    line = f"{best.method}: accuracy ratio {best.accuracy_ratio:.2f}{at}{risk_text}"
+    if len(passing) > 1:
+        line += f"; {passing[1].method} keeps {passing[1].accuracy_ratio:.2f}"
+    return best.method, line
+
+
+def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_sha256: str, input_rows: int,
+              seconds: float = 0.0) -> CompareResult:
+    """The comparison's result: rows ranked, the recommendation and the rules."""
+    ranked = rank(rows)
+    recommended, line = recommendation_line(ranked)
+    gates = {g: float(getattr(spec.privacy, g)) for g in ("max_average_risk", "max_linkage_risk")
+             if getattr(spec.privacy, g) is not None}
+    notes = []
+    weak = [r for r in ranked if r.accuracy_original is not None and r.accuracy_constant is not None
+            and r.accuracy_original <= r.accuracy_constant]
+    if weak:
+        w = weak[0]
+        notes.append(f"the classifier {spec.utility.classifier} trained on the original rows "
+                     f"({w.accuracy_original:.3f}) is no more accurate than always predicting the most common class "
+                     f"({w.accuracy_constant:.3f}): an accuracy ratio above 1 may mean the release lost what misled "
+                     "it, not that it gained; another utility.classifier ranks the methods more usefully")
+    unreproducible = [r.method for r in ranked if not r.reproducible and r.status in ("passes", "refused")]
+    if unreproducible:
+        notes.append(f"{', '.join(unreproducible)}: the noise takes no seed, so its figures change from run to run")
+    return CompareResult(dataset=spec.dataset, input_sha256=input_sha256, input_rows=input_rows, seed=spec.seed,
+                         runner=spec.runner.kind, classifier=spec.utility.classifier,
+                         min_accuracy_ratio=spec.utility.min_accuracy_ratio, risk_gates=gates, rows=ranked,
+                         recommended=recommended, recommendation=line, rule=RECOMMENDATION_RULE,
+                         policy_rule=POLICY_RULE, notes=notes, seconds=seconds)
+
+
+def pareto_frontier(points: Sequence[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
+    """The points (risk, accuracy ratio, name) no other point beats on both (lower or equal risk and higher or equal
+    ratio, one of them strictly), by increasing risk."""
+    out = []
+    for p in sorted(points, key=lambda p: (p[0], -p[1], p[2])):
+        if not out or p[1] > out[-1][1]:
+            out.append(p)
+    return out
+
+
+def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None]]:
+    """The comparison table for a Prefect table artifact (aggregates only)."""
+    out = []
+    for r in result.rows:
+        risk_name, risk = risk_of(r)
+        out.append({"method": r.method, "status": r.status.replace("_", " "), "tuned": r.tuned or "",
+                    "policy": _yes(r.policy_holds), "floor": _yes(r.floor_holds),
+                    "utility gates": _yes(r.utility_holds),
+                    "records alone": _round(r.records_alone), "smallest class": r.smallest_class,
+                    "average risk": _round(r.average_risk), "exact copies": _round(r.exact_copies),
+                    "linkage risk": _round(r.linkage_risk), "disclosure gain": _round(r.disclosure_gain),
+                    "accuracy ratio": _round(r.accuracy_ratio), "seconds": round(r.seconds, 2),
+                    "reason": r.reason or ""})
+    return out
+
+
+def _yes(value: bool | None) -> str:
+    return "" if value is None else ("holds" if value else "fails")
+
+
+def _round(value: float | None, digits: int = 4) -> float | None:
+    return None if value is None else round(float(value), digits)
+
+
+# -- files -------------------------------------------------------------------------------------------------------
+def comparable(result: CompareResult) -> dict[str, Any]:
+    """The result without times (what two runs of the same spec, data and seed must share)."""
+    data = result.model_dump(mode="json", exclude={"seconds", "runner"})
+    for r in data["rows"]:
+        r.pop("seconds", None)
+    return data
+
+
+def check_outside_root(spec: ReleaseSpec, path: str | Path | None, what: str) -> None:
+    """Raise :class:`SpecError` (one line) when ``path`` is the publish root or under it: compare writes nothing
+    there."""
+    if path is None:
+        return
+    root, target = Path(spec.publish.root).resolve(), Path(path).resolve()
+    if target == root or root in target.parents:
+        raise SpecError(f"{what} {path}: under the publish root {spec.publish.root}: compare writes nothing there")
+
+
+def spec_yaml(result: CompareResult, spec_path: str | Path) -> str:
+    """The recommended method's spec as YAML, with a header saying where it comes from; raises
+    :class:`InputError` when nothing is recommended."""
+    import yaml
+
+    if result.recommended is None:
+        raise InputError(f"{result.recommendation}; no spec written")
+    row = result.row(result.recommended)
+    assert row.spec is not None
+    header = (f"# Written by ppdp compare from {Path(spec_path).name}: {result.recommendation}\n"
+              f"# {row.method} with {row.tuned or 'its parameters'} fixed (tuning.strategy: fixed); its policy: "
+              f"{', '.join(row.policy)}\n"
+              "# `ppdp run` on this file publishes the release compare measured (row order aside).\n")
+    return header + yaml.safe_dump(row.spec, sort_keys=False, allow_unicode=True)
+
+
+def write_spec(result: CompareResult, spec_path: str | Path, target: Path) -> Path:
+    """Write :func:`spec_yaml` to ``target`` and check it loads as the same spec."""
+    from ppdp.tasks.report import write_atomic
+    from ppdp.tasks.spec import load_spec
+
+    write_atomic(Path(target), spec_yaml(result, spec_path))
+    load_spec(target)  # raises SpecError (one line) if the written spec does not load
+    return Path(target)
