@@ -343,12 +343,25 @@ def render(results: dict[str, dict], ga: dict, reps: int, seed: int, argv_note: 
            f"* 5x2 CV as in the paper's 5.1: {reps} repetition(s) of a stratified 50/50 split (seed {seed} + i), each "
            "half the training set once. Recoding (MDLP, min_count = 1), information-gain ranking and the "
            "quasi-identifier (top 9; top 8 for Nursery and Pima) are fitted on each training half only.",
-           f"* GA (`ppdp.tasks.core.dmpd.search_partition`): population {ga['population']}, generations "
-           f"{ga['generations']}, p_crossover {ga['p_crossover']}, p_mutation {ga['p_mutation']} per feature, "
-           f"fitness = {ga['inner_folds']}-fold stratified inner CV accuracy on the training half (0 if invalid), "
-           "binary tournament with Deb's feasibility rule between invalid partitions, elitism 2, group-wise "
-           "crossover and the paper's mutation; the runs for all k of one outer fold and inducer share a fitness "
-           "cache and a seed.",
+           f"* GA (`ppdp.tasks.core.dmpd.search_partition`): population {ga['population']} and generations "
+           f"{ga['generations']} (the paper's 5.5 defaults); p_crossover {ga['p_crossover']} and p_mutation "
+           f"{ga['p_mutation']} per feature (ours: the paper gives no rates); fitness = {ga['inner_folds']}-fold "
+           "stratified inner CV accuracy on the training half, 0 if invalid (the fold count is ours: the paper's n "
+           "is unstated); binary tournament with Deb's feasibility rule between invalid partitions and elitism 2 "
+           "(ours: the paper says only that selection favours fitter candidates); the paper's group-wise crossover.",
+           "* Mutation: each feature, with probability p_mutation, moves from its subset to another subset drawn at "
+           "random, and in a partition of one subset it forms a subset of its own (both the paper's, 4.1). Ours "
+           "besides: the target is drawn uniformly among the other subsets, a new subset of its own and the "
+           "left-out set, and a left-out feature can move too (to an existing or a new subset); the paper names "
+           "only moves from one subset to another.",
+           f"* Initial population (ours; the paper does not say how it builds it): the one-subset partition of all "
+           f"features, the partition of singletons of every feature valid alone at k (a non-quasi-identifier, or a "
+           f"quasi-identifier whose own smallest class is >= k; the other features left out), and "
+           f"{ga['population'] - 2} random partitions (a number of subsets g drawn from 1..d; each feature left out "
+           "with a probability drawn per individual from U(0, 0.5), else put in one of the g subsets drawn "
+           f"uniformly). The GA's random generator is seeded with 1000 x ({seed} + i) + f (repetition i, outer "
+           "fold f = 0, 1); the runs for all k of one outer fold share that seed (both inducers) and, per inducer, "
+           "a fitness cache.",
            "* C4.5 = our C4.5-like tree on the codes (multiway splits, gain ratio, min 2 rows, pessimistic "
            "pruning CF 0.25, Laplace leaves); Naive Bayes = Laplace-corrected NB on the codes.",
            "* Baselines: `raw` = the inducer on the original (undiscretised) features: Gaussian/Laplace naive "
@@ -358,7 +371,8 @@ def render(results: dict[str, dict], ga: dict, reps: int, seed: int, argv_note: 
            f"F > F(10, 5) 95% = {crit:.3f}, and the baseline's mean higher); `+`: the same against the coded "
            "baseline. `paper*` marks the paper's stars.",
            "* Missing values: " + ("kept; the recoding gives them the reserved last code, which the k-anonymity "
-                                   "check counts as one more category." if missing == "value" else
+                                   "check counts as one more category (ours: the paper does not say how it "
+                                   "treated missing values)." if missing == "value" else
                                    "imputed per outer fold (`--missing impute`): NaN in both halves -> the training "
                                    "half's mode (nominal) or median (numeric), before the baselines and the recoding."),
            "* Not available in ../shared/data, so left out: Credit, Wisconsin breast cancer (699 rows), Portfolio.",

@@ -17,13 +17,35 @@ from ppdp.flows import settings
 
 app = typer.Typer(
     name="ppdp", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-    help="Privacy-preserving data publishing: sanitize, validate, publish and audit releases of sensitive tables.",
+    help="Privacy-preserving data publishing: sanitize, validate, publish and audit releases of sensitive tables."
+         "\n\nStart with ppdp run examples/census_demo.yaml (examples/ holds a release spec for each method); ppdp "
+         "COMMAND --help describes a command, its options and its exit codes.",
 )
 audit_app = typer.Typer(no_args_is_help=True, help="Read and verify the audit trail of a publish root.")
 app.add_typer(audit_app, name="audit")
 
 console = Console(highlight=False, soft_wrap=True)
 console_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _flags_show_no_type() -> None:
+    """typer 0.29's rich help gives a flag a type, ``--debug <bool>`` (even ``--help <bool>``), though a flag takes
+    no value (its plain help shows none): show none. Typer versions without ``display_type_rich`` are left as
+    they are."""
+    from typer.core import TyperOption
+
+    shown = getattr(TyperOption, "display_type_rich", None)
+    if shown is None or getattr(shown, "ppdp_flags", False):
+        return
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag and not self.count else shown(self, ctx)
+
+    display_type_rich.ppdp_flags = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_flags_show_no_type()
 
 
 def _print_version(value: bool) -> None:
@@ -37,9 +59,12 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _options(
     version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 help="print the version and exit"),
+                                 help="Print the version and exit."),
 ) -> None:
-    """Privacy-preserving data publishing: sanitize, validate, publish and audit releases of sensitive tables."""
+    """Privacy-preserving data publishing: sanitize, validate, publish and audit releases of sensitive tables.
+
+    Start with ppdp run examples/census_demo.yaml (examples/ holds a release spec for each method); ppdp COMMAND
+    --help describes a command, its options and its exit codes."""
 
 
 def internal_error(exc: BaseException, debug: bool) -> None:
@@ -57,21 +82,35 @@ def fail(message: str, code: int) -> None:
     raise typer.Exit(code)
 
 
-RUNNER_HELP = ("where the parallel steps (tuning evaluations, privacy and utility checks) run: thread, dask (a local "
-               "Dask cluster of runner.workers processes) or dask=tcp://host:port (an existing Dask scheduler); "
-               "default: the spec's runner (the manifest's spec records it)")
+RUNNER_HELP = ("Where the parallel steps (tuning evaluations, privacy and utility checks) run: thread, dask (a local "
+               "Dask cluster of runner.workers processes) or dask=tcp://host:port (an existing Dask scheduler). "
+               "Default: the spec's runner (the manifest's spec records it).")
+SET_HELP = "Override a spec key, as key.path=value (the value is read as YAML; repeatable)."
+DEBUG_HELP = "On an unexpected error, also print its traceback."
 
 
 @app.command()
 def run(
-    spec: Path = typer.Argument(..., help="release spec (YAML)"),
-    set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
-    runner: str | None = typer.Option(None, "--runner", help=RUNNER_HELP),
-    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
-    timings: bool = typer.Option(False, "--timings", help="also print the run's wall time and the part of it spent "
-                                                          "in the steps' own work"),
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The release spec (YAML); examples/ holds one for each "
+                                "method."),
+    set_: list[str] = typer.Option([], "--set", metavar="KEY.PATH=VALUE", help=SET_HELP),
+    runner: str | None = typer.Option(None, "--runner", metavar="RUNNER", help=RUNNER_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
+    timings: bool = typer.Option(False, "--timings", help="Also print the run's wall time and the part of it spent "
+                                                          "in the steps' own work."),
 ) -> None:
-    """Run a release: ingest, tag, tune, sanitize, validate, check utility, publish, audit."""
+    """Run a release: ingest, tag, tune, sanitize, validate, check utility, publish, audit.
+
+    SPEC is a release spec (YAML). examples/ holds one for each method (ppdp run examples/census_demo.yaml is the
+    quickest start); schemas/release.schema.json describes every key.
+
+    \b
+    Exit codes:
+      0  published
+      2  bad spec or input: one line per problem, nothing published
+      3  rejected by a privacy or utility gate or by the safety floor: nothing published
+      1  audit trail damaged, or an internal error (--debug prints its traceback)
+    """
     import time
 
     entered = time.perf_counter()
@@ -106,9 +145,13 @@ def run(
     console.print(f"published release {result.release_id}")
     console.print(f"  folder        {result.folder}")
     _print_verdict(result.floor, result.attacker_view)
-    console.print(f"  unit          {result.unit}" + (f", k = {result.k}" if result.k is not None else ""))
-    if result.tuned:
-        console.print(f"  tuned         {result.tuned}: {result.tuning_rule}", markup=False)
+    smallest = {"equivalence_class": "smallest equivalence class", "generating_group": "smallest generating group"}
+    console.print(f"  unit          {result.unit}" + (
+        f", measured k = {result.k} ({smallest.get(result.unit or '', 'smallest group')} of the release)"
+        if result.k is not None else ""), markup=False)
+    if result.tuned:  # the method's parameter, tuned or fixed in the spec: its name and value as the manifest has them
+        label = "fixed" if result.tuning_strategy == "fixed" else "tuned"
+        console.print(f"  {label:<13} {result.tuned}: {result.tuning_rule}", markup=False)
     for c in result.claims:
         value = "n/a" if c.value is None else f"{c.value:.6g}"
         console.print(f"  claim {c.name:<20} {value} {c.comparison} {c.threshold:g}  holds", markup=False)
@@ -122,12 +165,15 @@ def run(
     for name, value in result.delta_r.items():
         console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
     if timings:
-        from ppdp.flows.release import steps_seconds
+        from ppdp.flows.release import step_breakdown, steps_seconds
 
         wall = time.perf_counter() - entered
         work = steps_seconds(entered)
         console.print(f"  timings       {wall:.2f} s in the command, {work:.2f} s in the steps' own work, "
                       f"{wall - work:.2f} s beyond them (Python start-up not included)", markup=False)
+        for name, runs, seconds in step_breakdown(entered):
+            console.print(f"    {name:<24} {seconds:8.2f} s" + (f"  ({runs} runs, summed)" if runs > 1 else ""),
+                          markup=False)
     if result.report:
         console.print(f"  report        {result.report}", markup=False)
 
@@ -152,12 +198,23 @@ def _print_verdict(floor, view) -> None:
 
 @app.command()
 def federate(
-    spec: Path = typer.Argument(..., help="federation spec (YAML): parties, declared domains, min_count, publish root"),
-    set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
-    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The federation spec (YAML): parties, declared domains, "
+                                "min_count, publish root."),
+    set_: list[str] = typer.Option([], "--set", metavar="KEY.PATH=VALUE", help=SET_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
-    """Learn a naive Bayes model over several parties' rows, summed through two mixers (secret shares), and
-    publish it: exit 2 bad spec or input, 3 refused by the min-count rule, 1 internal error."""
+    """Learn a naive Bayes model over several parties' rows and publish it.
+
+    The parties' counts are summed through two mixers (secret shares). examples/federated/federated_demo.yaml is a
+    federation spec.
+
+    \b
+    Exit codes:
+      0  published
+      2  bad spec or input
+      3  refused by the min-count rule
+      1  internal error
+    """
     from ppdp.tasks import audit, federated
     from ppdp.tasks import spec as spec_io
     from ppdp.tasks.core.errors import PpdpError
@@ -195,13 +252,14 @@ def tune(
     strategy: str | None = typer.Option(None, "--strategy",
                                         help="bisect | grid | suggested | lattice (default: the spec's)"),
     buckets: int | None = typer.Option(None, "--buckets", help="grid: evaluate N evenly spaced values"),
-    out: Path | None = typer.Option(None, "--out", help="folder for trace.json and tuning.png"),
+    out: Path | None = typer.Option(None, "--out", help="folder for trace.json and tuning.png (default: "
+                                    "<publish root>/<dataset>/tuning/<UTC time>/)"),
     set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
     runner: str | None = typer.Option(None, "--runner", help=RUNNER_HELP),
     debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
 ) -> None:
-    """Only tune the method's parameter: write the trace (JSON) and a plot of accuracy and privacy; publish
-    nothing."""
+    """Only tune the method's parameter: write the trace (JSON) and a plot of accuracy and privacy (aggregates
+    only) under the spec's publish root (<root>/<dataset>/tuning/<UTC time>/) or to --out; publish nothing."""
     from ppdp.tasks import spec as spec_io
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.plots import tuning_plot_png
@@ -214,6 +272,8 @@ def tune(
         overrides.append(f"tuning.strategy={strategy}")
         if strategy != "grid" and buckets is None:
             overrides.append("tuning.buckets=null")  # the spec's grid buckets do not apply to another strategy
+        if strategy != "bisect":
+            overrides.append("tuning.choice=non_dominated")  # the paper's rule is Figure 6's: bisect only
     if buckets is not None:
         overrides.append(f"tuning.buckets={buckets}")
     try:
@@ -237,15 +297,21 @@ def tune(
             fail(f"error: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001
             internal_error(exc, debug)
-    folder = out or Path("tuning") / f"{resolved.dataset}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "trace.json").write_text(trace.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    plot = tuning_plot_png(trace)
-    if plot:
-        (folder / "tuning.png").write_bytes(plot)
+    from ppdp.tasks.layout import tuning_folder
+
+    # aggregates only (the trace and its plot: values, accuracies, privacy figures, class sizes by class number)
+    folder = out or tuning_folder(resolved.publish.root, resolved.dataset, datetime.now(UTC))
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "trace.json").write_text(trace.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        plot = tuning_plot_png(trace)
+        if plot:
+            (folder / "tuning.png").write_bytes(plot)
+    except OSError as exc:
+        fail(f"error: cannot write the tuning folder {folder} ({exc.strerror or type(exc).__name__})", 1)
     console_print_trace(trace)
-    console.print(f"trace written to {folder / 'trace.json'}" + (f" and {folder / 'tuning.png'}" if plot else ""),
-                  markup=False)
+    console.print(f"tuning folder {folder} (" + ("--out" if out else "under the publish root") + "): trace.json"
+                  + (" and tuning.png" if plot else ""), markup=False)
 
 
 def _runner_overrides(runner: str | None) -> list[str]:
@@ -297,20 +363,30 @@ def console_print_trace(trace) -> None:
 
 @app.command()
 def compare(
-    spec: Path = typer.Argument(..., help="release spec (YAML): its data, roles, privacy policy and utility settings"),
-    methods: str | None = typer.Option(None, "--methods", help="compare only these methods (comma-separated names); "
-                                                               "default: every registered method"),
-    out: Path | None = typer.Option(None, "--out", help="folder for compare.html and compare.json (aggregates only; "
-                                                        "default: compare/<dataset>-<time>)"),
-    write_spec: Path | None = typer.Option(None, "--write-spec", help="write the recommended method's spec, its tuned "
-                                                                      "value fixed, to this file (for ppdp run)"),
-    set_: list[str] = typer.Option([], "--set", help="override a spec key: key.path=value (repeatable)"),
-    runner: str | None = typer.Option(None, "--runner", help=RUNNER_HELP),
-    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+    spec: Path = typer.Argument(..., metavar="SPEC", help="The release spec (YAML): its data, roles, privacy policy "
+                                "and utility settings."),
+    methods: str | None = typer.Option(None, "--methods", metavar="NAMES", help="Compare only these methods "
+                                       "(comma-separated names). Default: every registered method."),
+    out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.html and compare.json "
+                                    "(aggregates only). Default: compare/<dataset>-<time>."),
+    write_spec: Path | None = typer.Option(None, "--write-spec", metavar="FILE", help="Write the recommended "
+                                           "method's spec, its tuned value fixed, to this file (for ppdp run)."),
+    set_: list[str] = typer.Option([], "--set", metavar="KEY.PATH=VALUE", help=SET_HELP),
+    runner: str | None = typer.Option(None, "--runner", metavar="RUNNER", help=RUNNER_HELP),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
-    """Run every applicable method on the spec's data (each tuned with its default strategy, judged like a release:
-    policy, safety floor, attacker's view, utility), rank them and recommend one; publish nothing. Exit 0 with a
-    recommendation, 3 when no method passes, 2 on a bad spec or input."""
+    """Compare every applicable method on the spec's data and recommend one; publish nothing.
+
+    Each method is tuned with its default strategy and judged like a release (policy, safety floor, attacker's
+    view, utility); the methods are ranked and one is recommended.
+
+    \b
+    Exit codes:
+      0  a method is recommended
+      3  no method passes
+      2  bad spec or input
+      1  internal error (--debug prints its traceback)
+    """
     from ppdp.tasks import compare as comparing
     from ppdp.tasks import spec as spec_io
     from ppdp.tasks.compare_report import write_outputs
@@ -404,45 +480,76 @@ def _names(text: str | None) -> list[str]:
 
 @app.command()
 def validate(
-    file: Path | None = typer.Argument(None, help="a CSV or Parquet table, or a folder of Parquet files (or give "
-                                                  "--release DIR)"),
-    qi: str | None = typer.Option(None, "--qi", help="quasi-identifiers, comma-separated"),
-    sa: str | None = typer.Option(None, "--sa", help="sensitive attributes, comma-separated"),
-    k: int | None = typer.Option(None, "--k", help="gate: k-anonymity"),
-    alpha: float | None = typer.Option(None, "--alpha", help="gate: (alpha,k)-anonymity"),
-    l: int | None = typer.Option(None, "--l", help="gate: l-diversity"),  # noqa: E741
-    l_variant: str = typer.Option("distinct", "--l-variant", help="distinct | entropy | recursive"),
-    c: float | None = typer.Option(None, "--c", help="recursive (c,l)-diversity: c"),
-    t: float | None = typer.Option(None, "--t", help="gate: t-closeness"),
-    delta: float | None = typer.Option(None, "--delta", help="gate: delta-disclosure privacy"),
-    beta: float | None = typer.Option(None, "--beta", help="gate: beta-likeness"),
-    beta_variant: str = typer.Option("enhanced", "--beta-variant", help="basic | enhanced"),
-    max_prosecutor_risk: float | None = typer.Option(None, "--max-prosecutor-risk"),
-    max_average_risk: float | None = typer.Option(None, "--max-average-risk"),
-    max_records_at_risk: float | None = typer.Option(None, "--max-records-at-risk"),
-    risk_threshold: float = typer.Option(0.2, "--risk-threshold"),
-    max_marketer_risk: float | None = typer.Option(None, "--max-marketer-risk"),
-    max_sample_uniques: float | None = typer.Option(None, "--max-sample-uniques"),
-    max_journalist_risk: float | None = typer.Option(None, "--max-journalist-risk"),
-    population: Path | None = typer.Option(None, "--population", help="population table for journalist risk"),
-    hierarchy: list[str] = typer.Option([], "--hierarchy", help="SA=path of an ARX hierarchy (repeatable)"),
-    as_json: bool = typer.Option(False, "--json", help="print JSON (pyCANON's names for its measures)"),
-    sep: str = typer.Option(",", "--sep", help="CSV separator"),
-    na_values: str | None = typer.Option(None, "--na-values", help="CSV cells read as missing, comma-separated"),
-    attack: int = typer.Option(0, "--attack", min=0, help="run paper 002's random-query attacker with up to N "
-                               "queries drawn from the table's records (default 0: no attack)"),
-    seed: int = typer.Option(0, "--seed", help="seed of the random-query attacker"),
-    release: Path | None = typer.Option(None, "--release", help="a published release folder: re-check every claim "
-                                                                 "of its manifest"),
-    original: Path | None = typer.Option(None, "--original", help="with --release: the original input, for "
-                                                                   "claims that compare with it"),
-    cluster: str | None = typer.Option(None, "--cluster", help="FILE a folder of Parquet files: count partitions "
-                                       "on this Dask scheduler (tcp://host:8786), or 'local' for a LocalCluster"),
+    file: Path | None = typer.Argument(None, metavar="TABLE", help="A CSV or Parquet file, or a folder of Parquet "
+                                       "files (a partitioned table); not with --release."),
+    qi: str | None = typer.Option(None, "--qi", metavar="COLUMNS", help="The quasi-identifiers, comma-separated."),
+    sa: str | None = typer.Option(None, "--sa", metavar="COLUMNS", help="The sensitive attributes, "
+                                  "comma-separated."),
+    k: int | None = typer.Option(None, "--k", help="Gate: k-anonymity, the smallest class size."),
+    alpha: float | None = typer.Option(None, "--alpha", help="Gate: (alpha,k)-anonymity, the largest share of one "
+                                       "sensitive value in a class."),
+    l: int | None = typer.Option(None, "--l", help="Gate: l-diversity, the least diversity of sensitive values "  # noqa: E741
+                                 "in a class (see --l-variant)."),
+    l_variant: str = typer.Option("distinct", "--l-variant", metavar="VARIANT",
+                                  help="The l-diversity the gate --l checks: distinct, entropy or recursive."),
+    c: float | None = typer.Option(None, "--c", help="Recursive (c,l)-diversity: the constant c."),
+    t: float | None = typer.Option(None, "--t", help="Gate: t-closeness, the largest distance (EMD) between a "
+                                   "class's sensitive values and the table's."),
+    delta: float | None = typer.Option(None, "--delta", help="Gate: delta-disclosure privacy, the largest "
+                                       "|log(p_class / p_table)|."),
+    beta: float | None = typer.Option(None, "--beta", help="Gate: beta-likeness, the largest relative gain of a "
+                                      "sensitive value (see --beta-variant)."),
+    beta_variant: str = typer.Option("enhanced", "--beta-variant", metavar="VARIANT",
+                                     help="The beta-likeness the gate --beta checks: basic or enhanced."),
+    max_prosecutor_risk: float | None = typer.Option(
+        None, "--max-prosecutor-risk", help="Gate: the highest prosecutor risk of a record (1 / its class size)."),
+    max_average_risk: float | None = typer.Option(
+        None, "--max-average-risk", help="Gate: the average prosecutor risk over the records."),
+    max_records_at_risk: float | None = typer.Option(
+        None, "--max-records-at-risk", help="Gate: the share of records whose risk exceeds --risk-threshold."),
+    risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="The record risk (1 / class size) above "
+                                         "which a record counts as at risk, for --max-records-at-risk."),
+    max_marketer_risk: float | None = typer.Option(
+        None, "--max-marketer-risk", help="Gate: the marketer risk (classes / records)."),
+    max_sample_uniques: float | None = typer.Option(
+        None, "--max-sample-uniques", help="Gate: the share of records alone in their class."),
+    max_journalist_risk: float | None = typer.Option(
+        None, "--max-journalist-risk", help="Gate: the highest journalist risk of a record (1 / its class size in "
+        "the population); needs --population."),
+    population: Path | None = typer.Option(None, "--population", help="The population table (CSV or Parquet), "
+                                           "for --max-journalist-risk."),
+    hierarchy: list[str] = typer.Option([], "--hierarchy", metavar="SA=PATH", help="A generalization hierarchy "
+                                        "(ARX's CSV format) of a sensitive attribute given with --sa, for "
+                                        "hierarchical t-closeness (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON (pyCANON's names for its measures)."),
+    sep: str = typer.Option(",", "--sep", help="The CSV separator."),
+    na_values: str | None = typer.Option(None, "--na-values", metavar="VALUES", help="CSV cells read as missing, "
+                                         "comma-separated."),
+    attack: int = typer.Option(0, "--attack", min=0, metavar="N", help="Run paper 002's random-query attacker with "
+                               "up to N queries drawn from the table's records (0: no attack)."),
+    seed: int = typer.Option(0, "--seed", help="The seed of the random-query attacker."),
+    release: Path | None = typer.Option(None, "--release", metavar="DIR", help="A published release folder: "
+                                        "re-check every claim of its manifest and its safety floor."),
+    original: Path | None = typer.Option(None, "--original", metavar="PATH", help="With --release: the original "
+                                         "input, for the claims that compare with it."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDRESS", help="For a folder of Parquet files: "
+                                       "count the partitions on this Dask scheduler (tcp://host:8786), or 'local' "
+                                       "for a local Dask cluster."),
 ) -> None:
-    """Check any table (a CSV or Parquet file, or a folder of Parquet files: a partitioned table), or re-check a
-    published release's claims and safety floor (--release DIR [--original PATH]): exit 0 if every gate or claim
-    holds, 3 if one does not, 5 if the release was published below the safety floor on purpose, 4 if a release
-    claim needs --original, 2 on bad input."""
+    """Check the privacy of any table, or re-check a published release.
+
+    ppdp validate TABLE --qi COLUMNS with gates (--k, --l, --t, ...) measures a CSV or Parquet file, or a folder of
+    Parquet files (a partitioned table), and checks the gates given. ppdp validate --release DIR re-checks a
+    published release's claims and safety floor (--original PATH for the claims that compare with the input).
+
+    \b
+    Exit codes:
+      0  every gate or claim holds
+      3  a gate or claim does not hold
+      5  every claim holds, but the release was published below the safety floor on purpose
+      4  a release claim needs --original
+      2  bad input
+    """
     import json
 
     if release is not None:
@@ -456,7 +563,7 @@ def validate(
     from ppdp.schemas.privacy import PrivacyThresholds
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.privacy.validate import report_json, validate_file
-    from ppdp.tasks.spec import format_validation_error
+    from ppdp.tasks.spec import format_problems, validation_problems
 
     try:
         thresholds = PrivacyThresholds(
@@ -467,7 +574,7 @@ def validate(
             max_journalist_risk=max_journalist_risk, population=population,
         )
     except ValidationError as exc:
-        fail(f"error: --{format_validation_error(exc).replace('_', '-')}", 2)
+        fail("error: " + format_problems([f"--{p.replace('_', '-')}" for p in validation_problems(exc)]), 2)
     vacuous = thresholds.vacuous_gates()
     if vacuous:
         fail(f"error: --{vacuous[0].replace('_', '-')}: a gate no table can fail checks nothing", 2)
@@ -510,12 +617,22 @@ def validate(
 
 @app.command()
 def report(
-    release_dir: Path = typer.Argument(..., help="a published release folder"),
-    out: Path | None = typer.Option(None, "--out", help="write the regenerated report here (outside the folder)"),
-    debug: bool = typer.Option(False, "--debug", help="on an unexpected error, also print its traceback"),
+    release_dir: Path = typer.Argument(..., metavar="DIR", help="A published release folder."),
+    out: Path | None = typer.Option(None, "--out", metavar="FILE", help="Write the regenerated report to this file "
+                                    "(outside the release folder)."),
+    debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
 ) -> None:
-    """Regenerate a release's report.html from its folder: say whether the folder's report is up to date, or write
-    the regenerated report to --out (the signed release folder is never written)."""
+    """Regenerate a release's report.html from its folder.
+
+    Says whether the folder's report is up to date, or writes the regenerated report to --out: the signed release
+    folder is never written.
+
+    \b
+    Exit codes:
+      0  up to date, or written to --out
+      2  the folder's report differs or is absent (give --out), or bad input
+      1  internal error (--debug prints its traceback)
+    """
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.report import REPORT_NAME, render_report, write_atomic
 
@@ -675,17 +792,19 @@ def _dataset_of(spec: Path, overrides: list[str]) -> str | None:
 
 
 # -- audit ---------------------------------------------------------------------------------------------------
-RootOption = typer.Option(..., "--root", help="publish root holding audit.db")
+RootOption = typer.Option(..., "--root", metavar="DIR", help="The publish root (the folder holding audit.db).")
 
 
 @app.command()
 def series(
-    dataset: str = typer.Argument(..., help="the dataset's name (the spec's dataset)"),
-    root: Path = typer.Option(..., "--root", help="the publish root"),
+    dataset: str = typer.Argument(..., metavar="DATASET", help="The dataset's name (the spec's dataset)."),
+    root: Path = typer.Option(..., "--root", metavar="DIR", help="The publish root."),
 ) -> None:
-    """The dataset's releases under ROOT as the publisher's series ledger holds them (oldest first), with each
-    one's composed figures and the DP budget spent; releases rolled back or never published are listed but not
-    counted. Needs the series ledger (this machine's ppdp config folder): exit 2 when the root has none."""
+    """List a dataset's releases under a publish root, with their composed figures and the DP budget spent.
+
+    The releases are those the publisher's series ledger holds (in this machine's ppdp config folder), oldest
+    first; releases rolled back or never published are listed but not counted. Exit 2 when there is no ledger
+    for the root on this machine, or it holds no release of the dataset."""
     from ppdp.tasks import series as ledger
     from ppdp.tasks.core.errors import PpdpError
     from ppdp.tasks.privacy.series import series_line
@@ -725,7 +844,9 @@ def series(
 
 @audit_app.command("list")
 def audit_list(root: Path = RootOption) -> None:
-    """Every run recorded under ROOT, oldest first (as stored: `audit verify` checks the signatures)."""
+    """List every run recorded under the publish root, oldest first.
+
+    The entries are shown as stored: ppdp audit verify checks their signatures."""
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
@@ -733,20 +854,32 @@ def audit_list(root: Path = RootOption) -> None:
         entries = audit.list_entries(root)
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
-    console.print(f"{'seq':>4}  {'release':<26} {'dataset':<16} {'status':<11} {'finished (UTC)':<19}  reason",
-                  markup=False)
+    rows = [("seq", "release", "dataset", "status", "finished (UTC)", "reason")]
     for e in entries:
         reason = e.reason if len(e.reason) < 100 else e.reason[:97] + "..."
-        console.print(f"{e.seq:>4}  {e.release_id:<26} {e.dataset:<16} {e.status:<11} "
-                      f"{e.finished_at:%Y-%m-%d %H:%M:%S}  {reason}", markup=False)
+        rows.append((str(e.seq), e.release_id, e.dataset, e.status, f"{e.finished_at:%Y-%m-%d %H:%M:%S}", reason))
+    widths = [max(len(row[i]) for row in rows) for i in range(5)]  # every column as wide as its widest cell
+    for row in rows:
+        cells = [row[0].rjust(widths[0]), *(cell.ljust(w) for cell, w in zip(row[1:5], widths[1:], strict=True))]
+        console.print("  ".join([*cells, row[5]]).rstrip(), markup=False)
 
 
 @audit_app.command("show")
-def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -> None:
-    """The audit entry of RELEASE_ID and, if published, its manifest summary."""
+def audit_show(
+    release_id: str = typer.Argument(..., metavar="RELEASE_ID", help="The release's id, as ppdp audit list "
+                                     "shows it."),
+    root: Path = RootOption,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON for programs: the entries as stored and, if "
+                                 "published, the release's folder and manifest."),
+) -> None:
+    """Show a release's audit entries and, if it was published, a summary of its manifest.
+
+    One key: value line each; --json prints the same as JSON."""
+    import json
+
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
-    from ppdp.tasks.publish import load_manifest, release_folder
+    from ppdp.tasks.publish import release_folder
 
     try:
         entries = audit.find_entries(root, release_id)
@@ -754,28 +887,69 @@ def audit_show(release_id: str = typer.Argument(...), root: Path = RootOption) -
         fail(f"error: {exc}", exc.exit_code)
     if not entries:
         fail(f"error: no audit entry for release {release_id} under {root}", 2)
+    shown: list[dict] = []
+    blocks: list[list[tuple[str, str]]] = []
     for e in entries:
-        for key, value in e.model_dump(mode="json").items():
-            if key == "files" and value:
-                value = ", ".join(f"{name} {digest[:12]}" for name, digest in value.items())
-            console.print(f"{key:<16} {value}", markup=False)
+        fields = e.model_dump(mode="json")
         folder = release_folder(root, e.dataset, e.release_id)
+        summary, manifest = ([], None)
         if e.status == "published" and (folder / "manifest.json").is_file():
-            try:
-                summary = _federated_summary(folder)  # None: not a federated model's manifest
-                if summary is None:
-                    m = load_manifest(folder)
-                    claims = "; ".join(f"{c.name} {c.value if c.value is None else format(c.value, '.4g')} "
-                                       f"{c.comparison} {c.threshold:g}" for c in m.privacy.claims)
-                    summary = [("folder", str(folder)), ("method", f"{m.method.name} {m.method.params}"),
-                               ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
-                               ("utility", f"accuracy={m.utility.accuracy:.4f} "
-                                           f"original={m.utility.accuracy_original:.4f}")]
-            except Exception as exc:  # noqa: BLE001 - a damaged manifest is one line, never a traceback
-                fail(f"error: {folder / 'manifest.json'} cannot be read ({type(exc).__name__}); "
-                     "run ppdp audit verify", 1)
-            for key, value in summary:
-                console.print(f"{key:<16} {value}", markup=False)
+            summary, manifest = _manifest_summary(folder)
+        shown.append({"entry": fields, "folder": str(folder) if manifest is not None else None, "manifest": manifest})
+        files = ", ".join(f"{name} {digest[:12]}" for name, digest in (fields["files"] or {}).items()) or None
+        blocks.append([(key, _readable(files if key == "files" else value)) for key, value in fields.items()]
+                      + summary)
+    if as_json:
+        console.print(json.dumps({"release_id": release_id, "root": str(root), "entries": shown}, indent=2),
+                      markup=False)
+        return
+    width = max(len(key) for rows in blocks for key, _ in rows) + 2  # the values in one column
+    for i, rows in enumerate(blocks):
+        if i:
+            console.print("", markup=False)  # a blank line between entries
+        for key, value in rows:
+            console.print(f"{key + ':':<{width}} {value}", markup=False)
+
+
+def _manifest_summary(folder: Path) -> tuple[list[tuple[str, str]], dict]:
+    """``audit show``'s summary rows of a published release (method parameters on their own indented rows) and
+    its manifest as JSON; a damaged manifest ends the command with one line (exit 1)."""
+    import json
+
+    from ppdp.tasks.publish import load_manifest
+
+    try:
+        summary = _federated_summary(folder)  # None: not a federated model's manifest
+        if summary is None:
+            m = load_manifest(folder)
+            claims = "; ".join(f"{c.name} {c.value if c.value is None else format(c.value, '.4g')} "
+                               f"{c.comparison} {c.threshold:g}" for c in m.privacy.claims)
+            summary = [("folder", str(folder)), ("method", m.method.name),
+                       *((f"  {key}", _readable(value)) for key, value in (m.method.params or {}).items()),
+                       ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
+                       ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}")]
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except Exception as exc:  # noqa: BLE001 - a damaged manifest is one line, never a traceback
+        fail(f"error: {folder / 'manifest.json'} cannot be read ({type(exc).__name__}); run ppdp audit verify", 1)
+    return summary, manifest
+
+
+def _readable(value: object) -> str:
+    """A JSON value as plain text: ``none``, ``true``, ``a, b``; a mapping as ``key value, key value`` (``key:
+    value; key: value`` when its values nest)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, dict):
+        if any(isinstance(v, (dict, list)) for v in value.values()):
+            return "; ".join(f"{k}: {_readable(v)}" for k, v in value.items())
+        return ", ".join(f"{k} {_readable(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_readable(v) for v in value)
+    return str(value)
 
 
 def _federated_summary(folder: Path) -> list[tuple[str, str]] | None:
@@ -798,11 +972,20 @@ def _federated_summary(folder: Path) -> list[tuple[str, str]] | None:
 def audit_verify(
     root: Path = RootOption,
     expect_head: str | None = typer.Option(
-        None, "--expect-head", help="a head printed earlier by `ppdp audit head` (the JSON text, or a file holding "
-        "it): detects a rewound, truncated or forked trail"),
+        None, "--expect-head", metavar="HEAD", help="A head printed earlier by ppdp audit head (the JSON text, or a "
+        "file holding it): detects a rewound, truncated or forked trail."),
 ) -> None:
-    """Check every signature, the hash chain, the head, every release folder's exact files and hashes, and that
-    no release exists without its entry; exit 1 with one line per finding."""
+    """Verify the audit trail and every release folder under the publish root.
+
+    Checks every signature, the hash chain, the head, every release folder's exact files and hashes, and that no
+    release exists without its entry.
+
+    \b
+    Exit codes:
+      0  intact
+      1  altered or damaged: one line per finding
+      2  bad input (no such root, an unreadable --expect-head)
+    """
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
@@ -823,9 +1006,11 @@ def audit_verify(
 
 @audit_app.command("recover")
 def audit_recover(root: Path = RootOption) -> None:
-    """Repair a root after a crash while publishing: complete each interrupted publish whose folder is in place
-    with exactly its signed files, roll back the others, remove `.staging-*` leftovers; then verify. Safe to
-    run again (also after a crash of its own); waits for a running publish to end."""
+    """Repair a publish root after a crash while publishing, then verify it.
+
+    Completes each interrupted publish whose folder is in place with exactly its signed files, rolls back the
+    others and removes .staging-* leftovers. Safe to run again (also after a crash of its own); waits for a
+    running publish to end. Exit 1 when something is left to repair or verification finds a problem."""
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
@@ -848,8 +1033,9 @@ def audit_recover(root: Path = RootOption) -> None:
 
 @audit_app.command("head")
 def audit_head(root: Path = RootOption) -> None:
-    """Print the signed head of ROOT's trail (one line of JSON) after checking its chain and signatures: store it
-    outside the root and give it back to `ppdp audit verify --expect-head` to detect a rewound trail."""
+    """Print the signed head of the trail (one line of JSON) after checking its chain and signatures.
+
+    Store it outside the root and give it back to ppdp audit verify --expect-head to detect a rewound trail."""
     import json
 
     from ppdp.tasks import audit
@@ -860,6 +1046,25 @@ def audit_head(root: Path = RootOption) -> None:
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
     console.print(json.dumps(head, sort_keys=True), markup=False)
+
+
+def _reflow_help(*apps: typer.Typer) -> None:
+    """Give each command its docstring with every paragraph on one line: typer's rich help keeps a docstring's
+    line breaks (in the list of commands and in a command's later paragraphs), so a sentence broke where its
+    source line ended. A paragraph that starts with ``\\b`` keeps its lines (a table, such as the exit codes)."""
+    import inspect
+
+    def paragraph(text: str) -> str:
+        return text.removeprefix("\b\n") if text.startswith("\b\n") else " ".join(text.split())
+
+    for each in apps:
+        for info in each.registered_commands:
+            doc = info.callback.__doc__ if info.callback is not None else None
+            if info.help is None and doc:
+                info.help = "\n\n".join(paragraph(p) for p in inspect.cleandoc(doc).split("\n\n"))
+
+
+_reflow_help(app, audit_app)
 
 
 def main() -> None:

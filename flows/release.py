@@ -61,6 +61,17 @@ long-lived deployment process does not grow): the steps' own work, for measuring
 (``ppdp run --timings``). Names and times only."""
 
 
+def step_breakdown(since: float = 0.0) -> list[tuple[str, int, float]]:
+    """(step name, runs, seconds summed over its runs) of the steps that started at or after ``since``, most
+    seconds first (parallel runs of one step, such as tuning evaluations, add up: the sum can exceed the wall)."""
+    totals: dict[str, list[float]] = {}
+    for name, a, b in (t for t in STEP_TIMES if t[1] >= since):
+        entry = totals.setdefault(name, [0, 0.0])
+        entry[0] += 1
+        entry[1] += b - a
+    return sorted(((n, int(c), s) for n, (c, s) in totals.items()), key=lambda t: (-t[2], t[0]))
+
+
 def steps_seconds(since: float = 0.0) -> float:
     """Seconds during which at least one step function was running (the union of their intervals, so parallel
     evaluations count once), over the steps that started at or after ``since``."""
@@ -396,8 +407,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
             accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
             floor=privacy.floor, series=series_report,
-            tuning_rule=trace.rule, tuned=None if trace.parameter is None or (trace.chosen is None and trace.lattice
-                                                                                 is None) else
+            tuning_rule=trace.rule, tuning_strategy=trace.strategy,
+            tuned=None if trace.parameter is None or (trace.chosen is None and trace.lattice is None) else
             f"{trace.parameter}={trace.chosen if trace.lattice is None else dict(trace.lattice.node)}",
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},

@@ -214,7 +214,8 @@ class ReleaseResult(BaseModel):
     attacker_view: AttackerView | None = Field(None, description="the release as an attacker sees it")
     floor: FloorReport | None = Field(None, description="the safety floor and whether the release meets it")
     series: SeriesReport | None = Field(None, description="this release in its series (composed figures, budget)")
-    tuned: str | None = Field(None, description="parameter=value chosen by the tuning step")
+    tuned: str | None = Field(None, description="parameter=value chosen by the tuning step (or fixed in the spec)")
+    tuning_strategy: str | None = Field(None, description="the tuning strategy that set it (fixed: the spec's value)")
     tuning_rule: str | None = Field(None, description="why the tuning step chose that value, in one line")
     linkage_risk: float | None = None
     accuracy: float | None = None

@@ -209,14 +209,25 @@ class TuningTrace(Report):
     strategy: Literal["fixed", "grid", "bisect", "lattice", "suggested"] = Field(
         ..., description="the tuning strategy used (the spec's tuning.strategy)")
     parameter: str | None = Field(None, description="the tuned parameter (None: the method has none)")
-    objective: str = Field("most_privacy_within_gap", description="the tuning objective (the spec's "
-                                                                  "tuning.objective)")
+    objective: str | None = Field(None, description="the tuning objective (the spec's "
+                                  "tuning.objective); null when the strategy has none (fixed, suggested, lattice)")
     safer: Literal["larger", "smaller"] | None = Field(None, description="which direction of the parameter is safer")
     low: float | None = Field(None, description="lower bound searched")
     high: float | None = Field(None, description="upper bound searched")
     threshold: float | None = Field(None, description="the policy threshold on the parameter (privacy.k for k)")
     accuracy_gap: float | None = Field(None, description="the accuracy-gap threshold t_a, relative (the spec's "
-                                                         "tuning.accuracy_gap)")
+                                       "tuning.accuracy_gap); null when the choice does not use it (strategies "
+                                       "fixed, suggested, lattice; objective best_utility_meeting_policy)")
+    choice: Literal["non_dominated", "paper"] | None = Field(
+        None, description="the rule that settled the choice among the evaluated values (the spec's tuning.choice), "
+                          "objective most_privacy_within_gap with bisect or grid: non_dominated (the strategy's value "
+                          "unless an evaluated value is at least as safe and at least as accurate, better in one; "
+                          "then the most private such value) or paper (Figure 6's last midpoint as it is); null "
+                          "otherwise, and in traces written before the field existed (their bisect ran the paper's "
+                          "rule)")
+    figure6_value: int | float | None = Field(
+        None, description="bisect with objective most_privacy_within_gap: the value Figure 6 itself ended on (its last "
+                          "midpoint), before the choice rule; equal to chosen under choice paper")
     class_sizes: dict[str, int] = Field(default_factory=dict, description="training rows per class, keyed by class "
                                         "number ('class #0', ... in sorted label order; '(all)' without a class "
                                         "column), never by label")

@@ -94,10 +94,20 @@ class TuningSpec(StrictModel):
     max: float | None = Field(None, description="upper bound of the search (default: the method's for the data)")
     objective: Literal["most_privacy_within_gap", "best_utility_meeting_policy"] = Field(
         "most_privacy_within_gap",
-        description="most_privacy_within_gap: paper 000's choice, the safest value whose accuracy stays within "
-                    "accuracy_gap of the least private value; best_utility_meeting_policy: the most accurate value "
-                    "whose release passes every privacy gate")
+        description="most_privacy_within_gap: the most private value whose accuracy stays within accuracy_gap (the "
+                    "choice rule says how, see choice); best_utility_meeting_policy: the most accurate value whose "
+                    "release passes every privacy gate")
     accuracy_gap: float = Field(0.05, gt=0, lt=1, description="the accuracy-gap threshold t_a (relative)")
+    choice: Literal["non_dominated", "paper"] = Field(
+        "non_dominated",
+        description="objective most_privacy_within_gap: the rule that settles the choice among the evaluated "
+                    "values. non_dominated: the strategy's value (bisect: Figure 6's last midpoint; grid: the highest "
+                    "privacy figure within accuracy_gap of the best evaluated accuracy) unless an evaluated value "
+                    "dominates it (at least as safe: its value equal or on the safer side and its privacy figure at "
+                    "least as high; at least as accurate; strictly better in one); then, of the values dominating "
+                    "it, the one with the highest privacy figure, the safer value on ties (never a value whose "
+                    "release the classifier answers with one class). paper (bisect only): paper 000's Figure 6 as "
+                    "written, its last midpoint, which an evaluated value may dominate")
     buckets: int | None = Field(None, ge=2, description="grid: evaluate this many evenly spaced values")
     resolution: float | None = Field(
         None, gt=0, lt=1, description="bisect: stop once the search range is narrower than this share of its larger "
@@ -113,6 +123,9 @@ class TuningSpec(StrictModel):
             raise ValueError("tuning.buckets applies only to tuning.strategy: grid")
         if self.resolution is not None and self.strategy != "bisect":
             raise ValueError("tuning.resolution applies only to tuning.strategy: bisect")
+        if self.choice == "paper" and (self.strategy != "bisect" or self.objective != "most_privacy_within_gap"):
+            raise ValueError("tuning.choice paper (Figure 6's last midpoint) applies only to tuning.strategy: bisect "
+                             "with objective most_privacy_within_gap")
         return self
 
 

@@ -49,7 +49,15 @@ from ppdp.schemas.manifest import AuditEntry, AuditStatus, Manifest
 from ppdp.tasks import keys
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.ingest import file_sha256
-from ppdp.tasks.layout import ensure_root, is_part_file, parts_digest, read_parquet_metadata, release_folder
+from ppdp.tasks.layout import (
+    TUNING_FILES,
+    TUNING_FOLDER,
+    ensure_root,
+    is_part_file,
+    parts_digest,
+    read_parquet_metadata,
+    release_folder,
+)
 
 GENESIS = "0" * 64
 DB_NAME = "audit.db"
@@ -749,6 +757,31 @@ def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool)
     return out
 
 
+def _scan_tuning(folder: Path, label: str) -> list[str]:
+    """``ppdp tune``'s folder of a dataset (:data:`ppdp.tasks.layout.TUNING_FOLDER`): one folder per run, each
+    holding only its trace and plot (aggregates, unsigned: not a release); anything else is a finding."""
+    out: list[str] = []
+    try:
+        runs = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        return [f"{label}: tuning folder is unreadable ({exc.strerror or type(exc).__name__})"]
+    for run in runs:
+        if not run.is_dir(follow_symlinks=False):
+            out.append(f"{label}/{_safe(run.name)}: unexpected {'link' if run.is_symlink() else 'file'} in the "
+                       "tuning folder")
+            continue
+        try:
+            files = sorted(os.scandir(run.path), key=lambda e: e.name)
+        except OSError as exc:
+            out.append(f"{label}/{_safe(run.name)}: unreadable ({exc.strerror or type(exc).__name__})")
+            continue
+        for f in files:
+            if f.name not in TUNING_FILES or not f.is_file(follow_symlinks=False):
+                out.append(f"{label}/{_safe(run.name)}/{_safe(f.name)}: unexpected in a tuning run's folder (only "
+                           f"{', '.join(sorted(TUNING_FILES))})")
+    return out
+
+
 def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dict] | None = None) -> list[str]:
     """Everything under the root that no entry accounts for (``staged``: staging folder name to the unresolved
     pending entry of its release)."""
@@ -776,6 +809,9 @@ def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dic
             continue
         for sub in subs:
             if (name, sub.name) in expected:
+                continue
+            if sub.name == TUNING_FOLDER and sub.is_dir(follow_symlinks=False):
+                out += _scan_tuning(Path(sub.path), f"{_safe(name)}/{TUNING_FOLDER}")
                 continue
             if sub.is_dir(follow_symlinks=False):
                 out.append(f"{_safe(name)}/{_safe(sub.name)}: release {_safe(sub.name)} ({_safe(name)}) is on disk "

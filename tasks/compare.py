@@ -89,12 +89,15 @@ def default_strategy(cls) -> str:
 
 def default_tuning(spec: ReleaseSpec, cls) -> dict[str, Any]:
     """The tuning section a method other than the spec's own runs with: its default strategy, the spec's objective,
-    accuracy gap and repeats (and bisect resolution when both bisect); no bounds (a bound is the spec's method's)."""
+    accuracy gap and repeats (and bisect resolution and the paper's choice rule when both bisect); no bounds (a bound
+    is the spec's method's)."""
     strategy = default_strategy(cls)
     out: dict[str, Any] = {"strategy": strategy, "objective": spec.tuning.objective,
                            "accuracy_gap": spec.tuning.accuracy_gap, "repeats": spec.tuning.repeats}
     if strategy == "bisect" and spec.tuning.strategy == "bisect" and spec.tuning.resolution is not None:
         out["resolution"] = spec.tuning.resolution
+    if strategy == "bisect" and spec.tuning.choice == "paper":  # the spec asks for Figure 6 as written
+        out["choice"] = "paper"
     return out
 
 
@@ -130,7 +133,7 @@ def _validate(raw: dict[str, Any]) -> ReleaseSpec:
         return ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True,
                                                context={"release_spec": True})
     except ValidationError as exc:
-        raise SpecError(format_validation_error(exc)) from None
+        raise SpecError(format_validation_error(exc, model=ReleaseSpec, one_line=True)) from None
 
 
 def method_spec(spec: ReleaseSpec, name: str) -> tuple[ReleaseSpec, str]:
@@ -564,7 +567,10 @@ def pareto_frontier(points: Sequence[tuple[float, float, str]]) -> list[tuple[fl
 
 
 def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None]]:
-    """The comparison table for a Prefect table artifact (aggregates only)."""
+    """The comparison table for a Prefect table artifact (aggregates only; text cells markdown-escaped, as the
+    release's claims table: Prefect renders each text cell as markdown)."""
+    from ppdp.tasks.report import _table_cell
+
     out = []
     for r in result.rows:
         risk_name, risk = risk_of(r)
@@ -576,7 +582,7 @@ def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None
                     "linkage risk": _round(r.linkage_risk), "disclosure gain": _round(r.disclosure_gain),
                     "accuracy ratio": _round(r.accuracy_ratio), "seconds": round(r.seconds, 2),
                     "reason": r.reason or ""})
-    return out
+    return [{key: _table_cell(value) for key, value in row.items()} for row in out]
 
 
 def _yes(value: bool | None) -> str:

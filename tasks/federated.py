@@ -126,14 +126,16 @@ class InconsistentSums(PpdpError):
 # -- the spec ----------------------------------------------------------------------------------------------
 def load_spec(path: str | os.PathLike[str], overrides: list[str] | None = None) -> FederateSpec:
     """Read (with the release spec's safe YAML loader), override, validate strictly and resolve a federation
-    spec; raise :class:`SpecError` with one line naming the line or the key."""
+    spec; raise :class:`SpecError` naming the line or the key (one line per problem, the first complete on its
+    own)."""
     spec_path = Path(path)
     raw = spec_io.read_spec_mapping(spec_path)
     overridden = [spec_io.apply_override(raw, item) for item in overrides or []]
     try:
         spec = FederateSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True)
     except ValidationError as exc:
-        raise SpecError(f"spec {spec_path}: {spec_io.format_validation_error(exc, overridden)}") from None
+        problems = spec_io.format_validation_error(exc, overridden, FederateSpec)
+        raise SpecError(f"spec {spec_path}: {problems}") from None
     return resolve_paths(spec, spec_path.resolve().parent)
 
 

@@ -4,7 +4,9 @@ neither imports the other)."""
 from __future__ import annotations
 
 import hashlib
+import os
 import secrets
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -25,6 +27,23 @@ def ensure_root(root: Path) -> None:
 
 def release_folder(root: Path, dataset: str, release_id: str) -> Path:
     return root / dataset / release_id
+
+
+TUNING_FOLDER = "tuning"
+"""``ppdp tune``'s folder in a dataset's folder: ``<root>/<dataset>/tuning/<UTC time>/`` (no release id has this
+name); each run's folder holds only :data:`TUNING_FILES` (aggregates: no data value)."""
+TUNING_FILES = frozenset({"trace.json", "tuning.png"})
+
+
+def tuning_folder(root: Path, dataset: str, when: datetime) -> Path:
+    """A new folder for one ``ppdp tune`` run: ``<root>/<dataset>/tuning/<YYYYmmddTHHMMSSZ>`` (``-2``, ``-3``, ...
+    appended when that second is taken)."""
+    base = Path(root) / dataset / TUNING_FOLDER
+    stamp = f"{when.astimezone(UTC):%Y%m%dT%H%M%SZ}"
+    folder, n = base / stamp, 2
+    while os.path.lexists(folder):
+        folder, n = base / f"{stamp}-{n}", n + 1
+    return folder
 
 
 def read_parquet_metadata(path: Path) -> dict[str, str]:

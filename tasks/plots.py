@@ -50,7 +50,7 @@ def tuning_plot_png(trace: TuningTrace) -> bytes | None:
         ax2.set_ylabel("privacy figure", color="tab:red")
         more_h, more_l = ax2.get_legend_handles_labels()
         handles, labels = handles + more_h, labels + more_l
-    ax.set_title(f"tuning: {trace.strategy}, {trace.objective}")
+    ax.set_title(f"tuning: {trace.strategy}, {trace.objective}" + (f", choice {trace.choice}" if trace.choice else ""))
     ax.legend(handles, labels, loc="lower left", fontsize=7)
     fig.tight_layout()
     buf = io.BytesIO()

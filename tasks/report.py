@@ -39,7 +39,7 @@ import pandas as pd
 
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.privacy import FLOOR, FloorRule
-from ppdp.schemas.reports import AttackerView, Claim, ExpectationOutcome, FloorReport, TuningTrace
+from ppdp.schemas.reports import AttackerView, Claim, ExpectationOutcome, FloorReport, LatticeSearch, TuningTrace
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.layout import parts_digest
@@ -293,6 +293,59 @@ def below_floor_text(manifest: Manifest) -> str | None:
                else ": see section 3."))
 
 
+def _rows_text(manifest: Manifest) -> str:
+    """What the release publishes, counted: "3,000 rows", or for a partitioned release (every record a row of each
+    of its tables) "2,400 records in 6 tables, 14,400 rows"."""
+    m = manifest
+    if not m.parts:
+        return f"{_fmt(m.rows)} row{'s' if m.rows != 1 else ''}"
+    return (f"{_fmt(m.rows)} record{'s' if m.rows != 1 else ''} in {len(m.parts)} "
+            f"table{'s' if len(m.parts) != 1 else ''}, {_fmt(sum(p.rows for p in m.parts))} rows")
+
+
+def _data_files_text(manifest: Manifest) -> str:
+    """The published data file(s) a report counts from: data.parquet, or a partitioned release's part files."""
+    files = [p.file for p in manifest.parts]
+    if not files:
+        return "data.parquet"
+    if len(files) <= 3:
+        return ", ".join(files[:-1]) + (" and " if len(files) > 1 else "") + files[-1]
+    return f"its {len(files)} part files ({files[0]} to {files[-1]})"
+
+
+def objective_text(trace: TuningTrace) -> str:
+    """The objective a tuning search really followed, in words: a lattice search keeps the node of least
+    ``measure`` among those meeting every gate (the spec's tuning.objective, which the trace carries, is for the
+    searches over one parameter)."""
+    if trace.lattice is not None:
+        return f"least {trace.lattice.measure} among the nodes meeting every gate"
+    return (trace.objective or "none").replace("_", " ")
+
+
+def _lattice_classes_text(lattice: LatticeSearch) -> str:
+    """The chosen node's classes (HTML, continuing "... the "): the search counts the classes of the records it keeps;
+    the suppressed records, published with every quasi-identifier '*', form one class more in the published table,
+    the count the other sections give."""
+    kept, suppressed = lattice.classes, lattice.suppressed_rows
+    if not suppressed:
+        return f"chosen node has {_fmt(kept)} equivalence classes and suppresses no record."
+    return (f"chosen node forms {_fmt(kept)} equivalence classes of the records it keeps and suppresses "
+            f"{_fmt(suppressed)} record{'s' if suppressed != 1 else ''}, published with every quasi-identifier '*': "
+            f"one class more, so <b>{_fmt(kept + 1)} equivalence classes</b> in the published table.")
+
+
+def _duration(seconds: float) -> str:
+    """A wall-clock time readable at any size: "19 ms", "2.4 s", "3 min 5 s" ("under 1 ms" below that)."""
+    if seconds < 0.001:
+        return "under 1 ms"
+    if seconds < 0.9995:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
+
+
 _SAFE_TOKEN = re.compile(r"^[A-Za-z0-9_.+\-]{1,40}$")
 _HIERARCHY_TYPES = {"file", "intervals", "dates", "prefix", "flat", "tree"}
 
@@ -386,13 +439,15 @@ def report_markdown(manifest: Manifest) -> str:
     protects, lacks = protection_text(m)
     lines += [_md(protects), "", _md(lacks), ""]
     if view is not None:
-        where = f" {_worst_part_text(m)}" if m.parts else ""
-        lines += [f"**What an attacker sees:**{_md(where)}"] + [f"- {_md(line)}" for line in view_lines(view)] + [""]
+        # the space after "**" matters: ":**Its" does not close the bold (CommonMark's flanking rule)
+        where = f" {_md(_worst_part_text(m))}" if m.parts else ""
+        lines += [f"**What an attacker sees:**{where}"] + [f"- {_md(line)}" for line in view_lines(view)] + [""]
     if floor is not None and floor.claims:
-        lines += ["| safety floor | value | limit | verdict |", "|---|---:|---|---|"]
+        lines += ["| verdict | value | limit | safety floor |", "|---|---:|---|---|"]
         for c in floor.claims:
-            lines.append(f"| {_md(c.name)} | {_fmt(c.value)} | {c.comparison} {_fmt(c.threshold)} | "
-                         f"{'holds' if c.passed else 'FAILS'} |")
+            value, limit = _claim_text(c)
+            lines.append(f"| {'holds' if c.passed else 'FAILS'} | {value} | "
+                         f"{_COMPARISON_TEXT.get(c.comparison, c.comparison)} {limit} | {_md(c.name)} |")
         lines.append("")
     if m.series is not None:
         from ppdp.tasks.privacy.series import series_line
@@ -401,19 +456,21 @@ def report_markdown(manifest: Manifest) -> str:
     lines += [
         f"# Release {_md(m.dataset)} `{m.release_id.replace('`', '')}`",
         "",
-        f"{m.rows:,} rows x {len(m.columns)} columns published {m.created_at:%Y-%m-%d %H:%M} UTC with "
+        f"{_rows_text(m)}, {len(m.columns)} columns, published {m.created_at:%Y-%m-%d %H:%M} UTC with "
         f"**{_md(m.method.name)}** (privacy unit: {_UNIT_TEXT[m.unit][0]}"
         + (f", {m.privacy.groups:,} classes, smallest {m.privacy.k:,}" if m.privacy.k is not None
            and m.privacy.groups is not None else "") + ").",
         "",
         f"**Privacy claims: {held} of {len(claims)} hold** (the unit's own figures below).",
         "",
-        "| claim | measured | value | rule | verdict |",
-        "|---|---|---:|---|---|",
+        "| verdict | value | rule | claim | measured |",
+        "|---|---:|---|---|---|",
     ]
     for c in claims:
-        lines.append(f"| {_md(c.name)} | {_md(c.measure or '')} | {_fmt(c.value)} | {c.comparison} "
-                     f"{_fmt(c.threshold)} | {'holds' if c.passed else 'FAILS'} |")
+        value, limit = _claim_text(c)
+        lines.append(f"| {'holds' if c.passed else 'FAILS'} | {value} | "
+                     f"{_COMPARISON_TEXT.get(c.comparison, c.comparison)} {limit} | {_md(c.name)} | "
+                     f"{_md(c.measure or '')} |")
     u = m.utility
     ratio = "" if u.ratio is None else f", ratio {u.ratio:.3f}"
     lines += ["", f"**Utility:** accuracy {u.accuracy:.4f} when a {_md(u.classifier)} classifier is trained on "
@@ -424,10 +481,10 @@ def report_markdown(manifest: Manifest) -> str:
     t = m.tuning
     if t.lattice is not None:
         node = ", ".join(f"{_md(c)}={v}" for c, v in t.lattice.node.items())
-        lines += ["", f"**Tuning:** lattice node ({node}), {t.lattice.checked:,} of {t.lattice.total:,} nodes "
-                      "checked."]
+        lines += ["", f"**Tuning:** lattice node ({node}), {_md(objective_text(t))}; {t.lattice.checked:,} of "
+                      f"{t.lattice.total:,} nodes checked."]
     elif t.strategy == "fixed" or t.chosen is None:
-        lines += ["", f"**Tuning:** fixed ({_md(t.rule)})."]
+        lines += ["", f"**Tuning:** fixed: {_md(t.rule.rstrip('.'))}."]
     else:
         lines += ["", f"**Tuning:** {_md(t.parameter or '')} = {_fmt(t.chosen)} chosen by {t.strategy} from "
                       f"{len(t.evaluations)} evaluated values."]
@@ -440,22 +497,32 @@ def report_markdown(manifest: Manifest) -> str:
 def report_table(manifest: Manifest) -> list[TableRow]:
     """The summary as a table: the two-part verdict, one row per privacy claim, per safety floor row (kind
     ``floor``), per utility gate and per key figure (the attacker's view before the privacy unit's own), every row
-    with the same keys (``kind``, ``name``, ``measure``, ``unit``, ``value``, ``comparison``, ``threshold``,
-    ``verdict``). Aggregates only; no class label."""
+    with the same keys, in the order the table artifact shows them: what a reader needs first (``verdict``,
+    ``value``, ``comparison``, ``threshold``), then what it is (``name``, ``kind``, ``measure``, ``unit``).
+
+    Made for Prefect's table artifact, which renders every text cell as markdown on its own: text cells are
+    markdown-escaped (a comparison ``>=`` would open a blockquote; it is written ``≥``), figures are rounded to 4
+    significant digits (more, up to 6, where 4 would make a value look equal to its threshold). Aggregates only; no
+    class label."""
     m = manifest
     rows: list[TableRow] = []
 
+    def row(kind: str, name: str, measure: str | None, unit: str | None, value: float | int | str | None,
+            comparison: str | None, threshold: float | None, verdict: str | None) -> None:
+        value, threshold = _table_figures(value, threshold)
+        rows.append({"verdict": verdict, "value": _table_cell(value),
+                     "comparison": _COMPARISON_TEXT.get(comparison, comparison) if comparison else None,
+                     "threshold": threshold, "name": _table_cell(name), "kind": kind,
+                     "measure": _table_cell(measure), "unit": _table_cell(unit)})
+
     def claim(kind: str, c: Claim) -> None:
-        rows.append({"kind": kind, "name": c.name, "measure": c.measure or _GATE_MEASURE.get(c.name),
-                     "unit": c.unit, "value": c.value,
-                     "comparison": c.comparison, "threshold": c.threshold,
-                     "verdict": "holds" if c.passed else "fails"})
+        row(kind, c.name, c.measure or _GATE_MEASURE.get(c.name), c.unit, c.value, c.comparison, c.threshold,
+            "holds" if c.passed else "fails")
 
     def figure(name: str, measure: str, value: float | int | str | None, unit: str | None = None) -> None:
         if value is None:
             return
-        rows.append({"kind": "figure", "name": name, "measure": measure, "unit": unit, "value": value,
-                     "comparison": None, "threshold": None, "verdict": None})
+        row("figure", name, measure, unit, value, None, None, None)
 
     policy, floor_part = verdict_text(m)
     figure("policy", "every privacy claim of the policy holds", policy)
@@ -466,17 +533,20 @@ def report_table(manifest: Manifest) -> list[TableRow]:
     for c in floor.claims if floor is not None else ():
         claim("floor", c)
     for f in m.series.figures if m.series is not None else ():
-        rows.append({"kind": "series", "name": f.name, "measure": f.detail, "unit": None, "value": f.value,
-                     "comparison": f.comparison, "threshold": f.limit, "verdict": "holds" if f.holds else "fails"})
+        row("series", f.name, f.detail, None, f.value, f.comparison, f.limit, "holds" if f.holds else "fails")
     if m.series is not None and m.series.budget is not None and m.series.budget.epsilon_limit is not None:
         b = m.series.budget
-        rows.append({"kind": "series", "name": "DP budget", "measure": f"epsilon spent ({b.rule})", "unit": None,
-                     "value": b.epsilon_before + b.epsilon, "comparison": "<=", "threshold": b.epsilon_limit,
-                     "verdict": "holds" if b.holds else "fails"})
+        row("series", "DP budget", f"epsilon spent ({b.rule})", None, b.epsilon_before + b.epsilon, "<=",
+            b.epsilon_limit, "holds" if b.holds else "fails")
     for c in m.utility.gates:
         claim("utility gate", c)
     p, u = m.privacy, m.utility
-    figure("rows", "published rows", m.rows)
+    if m.parts:  # a partitioned release: every record is a row of each of its tables
+        figure("rows", f"published records, each a row of every one of the {len(m.parts)} tables", m.rows)
+        figure("tables", "published tables (part files)", len(m.parts))
+        figure("table rows", "rows of all the published tables together", sum(part.rows for part in m.parts))
+    else:
+        figure("rows", "published rows", m.rows)
     figure("columns", "published columns", len(m.columns))
     figure("unit", "what the privacy claims are measured over", m.unit)
     figure("method", "sanitization method", m.method.name)
@@ -527,7 +597,8 @@ def report_table(manifest: Manifest) -> list[TableRow]:
     for d in u.delta_r:
         figure(f"delta R {d.classifier}", "R_p - (1 - epsilon) R_o", d.value)
     if m.tuning.chosen is not None and m.tuning.parameter:
-        figure(f"tuned {m.tuning.parameter}", f"chosen by {m.tuning.strategy}", m.tuning.chosen)
+        figure(f"tuned {m.tuning.parameter}", "set in the spec (not tuned)" if m.tuning.strategy == "fixed"
+               else f"chosen by {m.tuning.strategy}", m.tuning.chosen)
     inp, outp = _check_counts(m.ingest.expectations), _check_counts(m.output_checks)
     figure("input expectations passed", f"of {inp[1]} (Great Expectations, suite {m.ingest.suite})", inp[0])
     figure("output checks passed", f"of {outp[1]} (Great Expectations)", outp[0])
@@ -543,6 +614,59 @@ def _md(value: object) -> str:
     """Text for markdown: HTML-escaped, markdown's special characters backslash-escaped, on one line."""
     text = html.escape(" ".join(str(value).split()), quote=False)
     return re.sub(r"([\\`*_\[\]#|~])", r"\\\1", text)
+
+
+_COMPARISON_TEXT = {">=": "≥", "<=": "≤", "<": "<", ">": ">"}
+"""A comparison as the table artifact writes it (``>=`` at the start of a markdown cell opens a blockquote)."""
+_BLOCK_START = re.compile(r"^([>+=-]|\d+[.)](?=\s|$))")
+"""What opens a block (blockquote, list, heading underline, numbered list) at the start of a markdown text."""
+
+
+def _table_cell(value: object) -> object:
+    """A table artifact's cell: text markdown-escaped (Prefect renders each text cell as markdown on its own, so
+    ``>=``, a ``-`` or ``1.`` at its start would open a block and ``*``, ``_``, backticks, ``|`` would format it);
+    anything else as it is."""
+    if not isinstance(value, str):
+        return value
+    text = _md(value)  # ">" and "<" become entities; "#", "*", "_", backticks, "|" are escaped
+    start = _BLOCK_START.match(text)
+    if start is None:
+        return text
+    mark = start.group(0)  # "-", "+", "=", ">" or "1." / "1)": escape the punctuation that makes it a block
+    return mark[:-1] + "\\" + mark[-1] + text[len(mark):]
+
+
+def _round_figure(value: float, digits: int = 4) -> float:
+    """``value`` rounded to ``digits`` significant digits; whole numbers (counts) and non-finite values unchanged."""
+    if not math.isfinite(value) or float(value).is_integer():
+        return float(value)
+    return float(f"{value:.{digits}g}")
+
+
+def _claim_text(claim: Claim) -> tuple[str, str]:
+    """A claim's value and threshold as text (:func:`_fmt`, 4 significant digits, up to 6 where 4 would print a
+    value equal to a threshold it differs from)."""
+    digits = 4
+    while (digits < 6 and claim.value is not None and claim.threshold is not None and claim.value != claim.threshold
+           and _fmt(claim.value, digits) == _fmt(claim.threshold, digits)):
+        digits += 1
+    return _fmt(claim.value, digits), _fmt(claim.threshold, digits)
+
+
+def _table_figures(value: object, threshold: float | None) -> tuple[object, float | None]:
+    """A table artifact row's value and threshold, floats rounded to 4 significant digits, or to as many as 6 when 4
+    would make a value look equal to a threshold it differs from (a claim failing by 0.0001 must not read
+    0.09 <= 0.09 "fails"). Non-finite floats become text (JSON has no NaN or infinity)."""
+    def figure(x: object, digits: int) -> object:
+        if isinstance(x, bool) or not isinstance(x, float | np.floating):
+            return x.item() if isinstance(x, np.generic) else x
+        return _round_figure(float(x), digits) if math.isfinite(x) else _fmt(float(x))
+
+    digits = 4
+    while (digits < 6 and isinstance(value, float | np.floating) and threshold is not None and value != threshold
+           and figure(value, digits) == figure(threshold, digits)):
+        digits += 1
+    return figure(value, digits), figure(threshold, digits)  # type: ignore[return-value]
 
 
 def _fmt(value: object, digits: int = 4) -> str:
@@ -824,6 +948,13 @@ def _histogram_svg(sizes: np.ndarray, threshold: float | None, what: str) -> str
         body.append(f'<text class="note-red" x="{_n(tx + dx)}" y="{_n(top - 10)}" text-anchor="{anchor}">'
                     f"policy k = {_e(_tick_text(threshold))}</text>")
     return _svg(height, f"Distribution of {what} sizes", body)
+
+
+_CHOICE_TEXT = {
+    "non_dominated": "non-dominated: the strategy's value, unless an evaluated value is at least as safe and at least "
+                     "as accurate (better in one); then the most private such value",
+    "paper": "paper: Figure 6's last midpoint, as paper 000 returns it (an evaluated value may dominate it)",
+}
 
 
 def _tuning_svg(trace: TuningTrace, privacy_label: str) -> tuple[str, str]:
@@ -1130,7 +1261,7 @@ class _Page:
         if fp.dropped:
             out.append(f'<p class="note">Features in no table (not published): {_e(", ".join(fp.dropped))}.</p>')
         out.append(f'<p class="note">Genetic search: {_fmt(fp.evaluations)} partitions evaluated over '
-                   f"{_fmt(fp.generations)} generations in {fp.search_seconds:.1f} s; inducer {_e(fp.inducer)}; "
+                   f"{_fmt(fp.generations)} generations in {_duration(fp.search_seconds)}; inducer {_e(fp.inducer)}; "
                    f"inner cross-validated accuracy of the chosen partition {fp.fitness:.4f}.</p>")
         if fp.pareto:
             out.append("<h3>Accuracy against k (Pareto front)</h3>")
@@ -1148,8 +1279,9 @@ class _Page:
         rows = []
         for c in claims:
             measure = c.measure or _GATE_MEASURE.get(c.name, "")
-            row = [f"<code>{_e(c.name)}</code>", _e(measure), _e(_fmt(c.value)),
-                   f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(_fmt(c.threshold))}", _badge(c.passed)]
+            value, limit = _claim_text(c)
+            row = [f"<code>{_e(c.name)}</code>", _e(measure), _e(value),
+                   f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(limit)}", _badge(c.passed)]
             if recheck:
                 row.append(_RECHECK_TEXT.get(c.recheck, c.recheck))
             rows.append((*row, _e(c.worst or "")))
@@ -1204,7 +1336,8 @@ class _Page:
         held = sum(c.passed for c in claims)
         ratio = m.utility.ratio
         cards = _cards([
-            ("rows published", _e(_fmt(m.rows)), f"of {_e(_fmt(m.ingest.rows))} input rows"),
+            ("records published" if m.parts else "rows published", _e(_fmt(m.rows)),
+             f"of {_e(_fmt(m.ingest.rows))} input rows" + (f", in {len(m.parts)} tables" if m.parts else "")),
             ("columns published", _e(_fmt(len(m.columns))), f"of {_e(_fmt(len(m.ingest.columns)))} input columns"),
             ("method", _e(m.method.name), f"unit: {_e(unit_name)}"),
             ("privacy claims", f"{held} / {len(claims)}", "hold" if held == len(claims) else "<b>some fail</b>"),
@@ -1221,7 +1354,11 @@ class _Page:
         parts = [
             f'<p class="lead protects">{_e(protects)} <b>{_e(lacks)}</b>'
             + (f' <span class="bad-text">{_e(below)}</span>' if below else "") + "</p>",
-            f'<p>This release publishes <b>{_fmt(m.rows)} rows</b> and <b>{len(m.columns)} columns</b> '
+            (f'<p>This release publishes <b>{_fmt(m.rows)} rows</b> and <b>{len(m.columns)} columns</b> '
+             if not m.parts else
+             f"<p>This release publishes <b>{_fmt(m.rows)} records</b> as <b>{len(m.parts)} tables</b> "
+             f"({_fmt(sum(p.rows for p in m.parts))} rows in all, each record a row of every table) over "
+             f"<b>{len(m.columns)} columns</b> ") +
             f"of the dataset <b>{_e(m.dataset)}</b> (release <code>{_e(m.release_id)}</code>). The input had "
             f"{_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns; " + (
                 f"{_fmt(held_out)} rows were held out to measure utility (this method publishes every row: the "
@@ -1477,8 +1614,9 @@ class _Page:
             text = rule.source.removeprefix("ppdp's choice: ") if rule is not None else ""
             source = f'<span class="badge {badge}">{_e(kind)}</span> {_e(text)}'
             figure = _e(c.measure) + (f'<br><span class="note">{_e(c.worst)}</span>' if c.worst else "")
-            rows.append((f"<code>{_e(c.name.removeprefix('floor: '))}</code>", figure, _e(_fmt(c.value)),
-                         f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(_fmt(c.threshold))}",
+            value, limit = _claim_text(c)
+            rows.append((f"<code>{_e(c.name.removeprefix('floor: '))}</code>", figure, _e(value),
+                         f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(limit)}",
                          _badge(c.passed), _RECHECK_TEXT.get(c.recheck, c.recheck), source))
         if rows:
             parts.append(_table(("floor row", "figure", "value", "limit", "verdict", "re-check from", "source"), rows,
@@ -1545,15 +1683,21 @@ class _Page:
             what = "equivalence class" if m.unit == "equivalence_class" else "generating group"
             sizes, note = self._class_sizes()
             if sizes is None:
-                parts.append(f'<p class="muted">The {what} sizes cannot be computed from data.parquet: {_e(note)}.</p>')
+                parts.append(f'<p class="muted">The {what} sizes cannot be computed from '
+                             f"{_e(_data_files_text(m))}: {_e(note)}.</p>")
             elif sizes.size == 0:
                 parts.append("<p class=\"muted\">The published table has no rows.</p>")
             else:
                 small = int(sizes[sizes < threshold].sum()) if threshold is not None else 0
-                over = ("the quasi-identifiers " + ", ".join(f"<code>{_e(q)}</code>" for q in note.split("\x00"))
-                        if m.unit == "equivalence_class" else f"the group column <code>{_e(note)}</code>")
+                if m.parts:  # a partitioned release: each table's classes over its own quasi-identifiers
+                    over = self._parts_grouping()
+                elif m.unit == "equivalence_class":
+                    over = "the quasi-identifiers " + ", ".join(f"<code>{_e(q)}</code>" for q in note.split("\x00"))
+                else:
+                    over = f"the group column <code>{_e(note)}</code>"
+                tables = f" of the {len(m.parts)} tables" if m.parts else ""
                 parts.append(
-                    f"<p>The {_fmt(int(sizes.sum()))} published rows fall into <b>{_fmt(sizes.size)} "
+                    f"<p>The {_fmt(int(sizes.sum()))} published rows{tables} fall into <b>{_fmt(sizes.size)} "
                     f"{_plural(what) if sizes.size != 1 else what}</b> "
                     f"(grouped by {over}): the smallest holds <b>{_fmt(int(sizes.min()))}</b> "
                     f"record{'s' if sizes.min() != 1 else ''}, the median "
@@ -1566,7 +1710,7 @@ class _Page:
                         else "")) + "</p>")
                 parts.append(f"<figure>{_histogram_svg(sizes, threshold, what)}<figcaption>How many "
                              f"{_plural(what)} have "
-                             f"each size, counted from data.parquet"
+                             f"each size, counted from {_e(_data_files_text(m))}"
                              + (" (red: below the policy's k)." if threshold is not None else ".")
                              + "</figcaption></figure>")
         r = p.risk
@@ -1651,6 +1795,19 @@ class _Page:
         if not parts:
             parts.append('<p class="muted">The manifest holds no figure of the privacy unit.</p>')
         return "".join(parts)
+
+    def _parts_grouping(self) -> str:
+        """How a partitioned release's rows are grouped (HTML): each table by its own quasi-identifiers, a table with
+        none as one class."""
+        grouped = [f"{_e(p.name)} by {', '.join(f'<code>{_e(q)}</code>' for q in p.quasi_identifiers)}"
+                   for p in self.m.parts if p.rows and p.quasi_identifiers]
+        whole = [_e(p.name) for p in self.m.parts if p.rows and not p.quasi_identifiers]
+        text = "each table's own quasi-identifiers" + (": " + "; ".join(grouped) if grouped else "")
+        if whole:
+            one = len(whole) == 1
+            text += (f"; {', '.join(whole)} {'has' if one else 'have'} no quasi-identifier, so "
+                     f"{'its rows form' if one else 'the rows of each form'} one class")
+        return text
 
     def _class_sizes(self) -> tuple[np.ndarray | None, str]:
         m, frame = self.m, self.frame
@@ -1742,7 +1899,12 @@ class _Page:
     def tuning(self) -> str:
         t, unit = self.m.tuning, self.m.unit
         parts = [f"<p>{_e(t.rule)}.</p>" if not t.rule.endswith(".") else f"<p>{_e(t.rule)}</p>"]
-        facts = [("strategy", _e(t.strategy)), ("objective", _e(t.objective.replace("_", " ")))]
+        searched = t.strategy in ("bisect", "grid")  # fixed, suggested and lattice use no objective and no gap
+        facts = [("strategy", _e(t.strategy))]
+        if (searched and t.objective) or t.lattice is not None:  # a lattice search's own: least loss (its measure)
+            facts.append(("objective", _e(objective_text(t))))
+        if searched and t.choice:
+            facts.append(("choice rule", _e(_CHOICE_TEXT[t.choice])))
         if t.parameter:
             facts.append(("parameter", f"<code>{_e(t.parameter)}</code>"
                           + (f" ({_e(t.safer)} is safer)" if t.safer else "")))
@@ -1750,12 +1912,16 @@ class _Page:
             facts.append(("range searched", f"{_e(_fmt(t.low))} to {_e(_fmt(t.high))}"))
         if t.threshold is not None:
             facts.append(("policy threshold on the parameter", _e(_fmt(t.threshold))))
-        if t.accuracy_gap is not None:
+        if searched and t.accuracy_gap is not None:
             facts.append(("accuracy gap t_a", _e(_fmt(t.accuracy_gap))))
         if t.suggested is not None:
             facts.append(("method's suggestion", _e(_fmt(t.suggested))))
         if t.chosen is not None:
-            facts.append(("chosen value", f"<b>{_e(_fmt(t.chosen))}</b>"))
+            facts.append(("value from the spec" if t.strategy == "fixed" else "chosen value",
+                          f"<code>{_e(t.parameter or '')}</code> = <b>{_e(_fmt(t.chosen))}</b>"))
+        if t.figure6_value is not None and t.chosen is not None and t.figure6_value != t.chosen:
+            facts.append(("where Figure 6 itself ended", f"<code>{_e(t.parameter or '')}</code> = "
+                                                         f"{_e(_fmt(t.figure6_value))}"))
         if t.evaluations:
             facts.append(("values evaluated", f"{len(t.evaluations)} of {_fmt(t.candidates)} candidates"))
         if t.class_sizes:
@@ -1767,7 +1933,7 @@ class _Page:
                          "record": "DCR quantile", "differential_privacy": "DCR quantile"}[unit]
         if t.evaluations:
             svg, legend = _tuning_svg(t, privacy_label)
-            notes = ["the band is the accuracy gap the rule allows"] if t.accuracy_gap is not None else []
+            notes = ["the band is the accuracy gap the rule allows"] if searched and t.accuracy_gap is not None else []
             notes += ["the dashed line the chosen value"] if t.chosen is not None else []
             notes += ["the dotted red line the policy threshold"] if t.threshold is not None else []
             parts.append(f"<figure>{svg}{legend}<figcaption>Accuracy on the held-out rows (blue, left axis) and the "
@@ -1788,8 +1954,7 @@ class _Page:
             parts.append(f"<p>Full-domain generalization: the lattice search chose one generalization level per "
                          f"quasi-identifier. It checked {_fmt(lat.checked)} of {_fmt(lat.total)} nodes against the "
                          f"privacy gates (visiting {_fmt(lat.visited)}, the others settled by monotonicity); the "
-                         f"chosen node has {_fmt(lat.classes)} equivalence classes and suppresses "
-                         f"{_fmt(lat.suppressed_rows)} records.</p>")
+                         + _lattice_classes_text(lat) + "</p>")
             parts.append(_table(("quasi-identifier", "level"),
                                 [(f"<code>{_e(c)}</code>", _e(_fmt(v))) for c, v in lat.node.items()], num=(1,),
                                 compact=True))
@@ -1920,11 +2085,12 @@ class _Page:
             f'<header class="top{" below" if floor_ok is False else ""}"><div class="wrap">'
             '<p class="eyebrow">ppdp release report</p>'
             f"<h1>{_e(m.dataset)}</h1><p class=\"sub\">Release <code>{_e(m.release_id)}</code> · created "
-            f"{_e(m.created_at.strftime('%Y-%m-%d %H:%M UTC'))} · {_fmt(m.rows)} rows · {_e(m.method.name)}</p>"
+            f"{_e(m.created_at.strftime('%Y-%m-%d %H:%M UTC'))} · {_rows_text(m)} · {_e(m.method.name)}</p>"
             f"{self._verdict_badges()}{self._alarm()}</div></header>\n"
             f'<nav class="toc"><div class="wrap">{nav}</div></nav>\n'
             f'<main class="wrap">\n' + "\n".join(sections) + "\n</main>\n"
-            '<footer class="wrap">Generated by ppdp from this release folder\'s manifest.json and data.parquet. '
+            f'<footer class="wrap">Generated by ppdp from this release folder\'s manifest.json and '
+            f"{_e(_data_files_text(m))}. "
             "No data value appears in this report: only counts, aggregates, column names, and class labels that "
             f"occur at least {self.k_labels} times in the published table.</footer>\n")
 

@@ -13,16 +13,18 @@ byte-order mark is dropped). Mapping keys are taken as the text written (``no:``
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
 import os
 import re
+import types
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.core.errors import SpecError
@@ -134,8 +136,8 @@ def parse_yaml(text: str) -> Any:
 
 
 def load_spec(path: str | os.PathLike[str], overrides: list[str] | None = None) -> ReleaseSpec:
-    """Read, override, validate (strictly) and resolve a spec; raise :class:`SpecError` with one line naming the
-    line or the key."""
+    """Read, override, validate (strictly) and resolve a spec; raise :class:`SpecError` naming the line or the key
+    (one line per problem, the first complete on its own)."""
     spec_path = Path(path)
     raw = read_spec_mapping(spec_path)
     overridden = [apply_override(raw, item) for item in overrides or []]
@@ -144,7 +146,7 @@ def load_spec(path: str | os.PathLike[str], overrides: list[str] | None = None) 
         spec = ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True,
                                                context={"release_spec": True})  # vacuous gates refused
     except ValidationError as exc:
-        raise SpecError(f"spec {spec_path}: {format_validation_error(exc, overridden)}") from None
+        raise SpecError(f"spec {spec_path}: {format_validation_error(exc, overridden, ReleaseSpec)}") from None
     return resolve_paths(spec, spec_path.resolve().parent)
 
 
@@ -234,30 +236,121 @@ def _kind_of(value: object) -> str:
     return type(value).__name__
 
 
-def format_validation_error(exc: ValidationError, overridden: list[tuple[str, ...]] | None = None) -> str:
-    """One line: the first error's dotted key and message, plus how many more there are. A key given by
-    ``--set`` is marked so; a type error names the kind of value given (a boolean, text), never the value."""
+MAX_PROBLEMS_LISTED = 5
+"""Most problems of an invalid spec listed, one line each; the rest are counted (``and 3 more problems``)."""
+
+
+def format_validation_error(exc: ValidationError, overridden: list[tuple[str, ...]] | None = None,
+                            model: type[BaseModel] | None = None, *, one_line: bool = False) -> str:
+    """Every problem of ``exc``, one line each (see :func:`validation_problems`; at most
+    :data:`MAX_PROBLEMS_LISTED`): the first line is the first problem and how many more there are, complete on
+    its own for a caller that shows one line (``one_line``: only that line); the others follow, indented."""
+    return format_problems(validation_problems(exc, overridden, model), one_line=one_line)
+
+
+def format_problems(problems: list[str], *, one_line: bool = False) -> str:
+    """``first problem (and N more problems)``, then the others on their own indented lines (at most
+    :data:`MAX_PROBLEMS_LISTED` in all, then ``and N more problems``)."""
+    if not problems:
+        return "invalid"
+
+    def more(n: int) -> str:
+        return f"and {n} more problem{'s' if n > 1 else ''}"
+
+    first = problems[0] + (f" ({more(len(problems) - 1)})" if len(problems) > 1 else "")
+    if one_line or len(problems) == 1:
+        return first
+    listed = problems[1:MAX_PROBLEMS_LISTED]
+    rest = len(problems) - 1 - len(listed)
+    return "\n".join([first, *(f"  {p}" for p in listed), *([f"  {more(rest)}"] if rest else [])])
+
+
+def validation_problems(exc: ValidationError, overridden: list[tuple[str, ...]] | None = None,
+                        model: type[BaseModel] | None = None) -> list[str]:
+    """One ``key.path: message`` per problem: first the unknown keys that look misspelt (a misspelt key is often
+    why a required one is missing), then the other problems, then the other unknown keys. A key given by ``--set``
+    is marked so; a type error names the kind of value given (a boolean, text), never the value; an unknown key
+    names the closest key ``model`` (the validated model) knows at its place."""
     errors = exc.errors(include_url=False)
     # a value that fits no member of a union (a column given as a role or a mapping) fails each member: report
     # the member its kind of value was meant for, not "should be a role, got a mapping"
     meant = [e for e in errors if not (e["type"] in _TYPE_ERRORS and isinstance(e.get("input"), (dict, list)))]
-    first = (meant or errors)[0]
-    loc = first["loc"]
-    keys = [str(p) for i, p in enumerate(loc) if _is_key(p) and not (i == 1 and loc[0] == "method" and len(loc) > 2)]
-    loc = key_path(keys)
-    msg = first["msg"]
-    if first["type"] == "extra_forbidden":
-        msg = "unknown key"
-    elif first["type"] == "missing":
-        msg = "required key is missing"
-    elif first["type"] in _TYPE_ERRORS and "input" in first:
-        msg = f"{msg}, got {_kind_of(first['input'])}"
-    msg = msg.removeprefix("Value error, ")
-    if loc and any(tuple(keys[: len(o)]) == o or o[: len(keys)] == tuple(keys) for o in overridden or []):
-        loc += " (given by --set)"
-    more = len({tuple(e["loc"]) for e in meant or errors}) - 1
-    tail = f" (and {more} more problem{'s' if more > 1 else ''})" if more > 0 else ""
-    return f"{loc}: {msg}{tail}" if loc else f"{msg}{tail}"
+    missing: dict[tuple[str, ...], list[str]] = {}
+    for e in errors:
+        if e["type"] == "missing" and e["loc"]:
+            missing.setdefault(_keys_of(e["loc"][:-1]), []).append(str(e["loc"][-1]))
+    seen: set[tuple[str, ...]] = set()
+    misspelt: list[str] = []
+    other: list[str] = []
+    unknown: list[str] = []
+    for e in meant or errors:
+        keys = _keys_of(e["loc"])
+        if keys in seen:  # one problem per key (the members of a union each fail at the same key)
+            continue
+        seen.add(keys)
+        msg, suggestion = e["msg"], ""
+        if e["type"] == "extra_forbidden":
+            suggestion = _did_you_mean(e["loc"], missing.get(keys[:-1], []), model)
+            msg = "unknown key" + suggestion
+        elif e["type"] == "missing":
+            msg = "required key is missing"
+        elif e["type"] in _TYPE_ERRORS and "input" in e:
+            msg = f"{msg}, got {_kind_of(e['input'])}"
+        msg = msg.removeprefix("Value error, ")
+        loc = key_path(keys)
+        if loc and any(keys[: len(o)] == o or o[: len(keys)] == keys for o in overridden or []):
+            loc += " (given by --set)"
+        group = other if e["type"] != "extra_forbidden" else (misspelt if suggestion else unknown)
+        group.append(f"{loc}: {msg}" if loc else msg)
+    return misspelt + other + unknown
+
+
+def _keys_of(loc: tuple) -> tuple[str, ...]:
+    """The spec keys of a pydantic location: union member labels and the method's name after ``method`` left
+    out."""
+    return tuple(str(p) for i, p in enumerate(loc)
+                 if _is_key(p) and not (i == 1 and loc[0] == "method" and len(loc) > 2))
+
+
+def _did_you_mean(loc: tuple, missing: list[str], model: type[BaseModel] | None) -> str:
+    """`` (did you mean 'privacy'?)``: the key closest to the unknown one at ``loc`` (difflib), among the missing
+    required keys beside it first, then every key known there; '' when none is close."""
+    key = str(loc[-1])
+    known = _known_keys(model, loc[:-1]) if model is not None else []
+    for pool in (missing, known):
+        close = difflib.get_close_matches(key, [k for k in pool if k != key], n=1)
+        if close and not looks_like_data(close[0]):
+            return f" (did you mean '{close[0]}'?)"
+    return ""
+
+
+def _members(annotation: Any) -> list[Any]:
+    """The types an annotation admits, ``Annotated``, ``Optional`` and unions unwrapped."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _members(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return [t for arg in get_args(annotation) for t in _members(arg)]
+    return [annotation]
+
+
+def _known_keys(model: type[BaseModel], parent: tuple) -> list[str]:
+    """The keys the model(s) at pydantic location ``parent`` of ``model`` accept ([] when it is not a model)."""
+    current = _members(model)
+    for part in parent:
+        models = [t for t in current if isinstance(t, type) and issubclass(t, BaseModel)]
+        holding = [m for m in models if part in m.model_fields]
+        containers = [t for t in current if get_origin(t) in (dict, list)]
+        if holding:  # a field
+            current = [t for m in holding for t in _members(m.model_fields[part].annotation)]
+        elif containers:  # a mapping's key or a list's index
+            current = [t for c in containers for t in _members(get_args(c)[-1])]
+        else:  # a union member's label: its class name, or its tag (a discriminator's literal value)
+            chosen = [m for m in models if re.search(rf"\b{re.escape(m.__name__)}\b", str(part))
+                      or any(get_origin(f.annotation) is Literal and part in get_args(f.annotation)
+                             for f in m.model_fields.values())]
+            current = chosen or current
+    return sorted({k for t in current if isinstance(t, type) and issubclass(t, BaseModel) for k in t.model_fields})
 
 
 def _is_key(part: object) -> bool:

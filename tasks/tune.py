@@ -21,12 +21,28 @@ Strategies (paper 000, sections "Class-wise condensation method" and "Rule-based
 
 Objectives:
 
-* ``most_privacy_within_gap`` (the paper's): for ``bisect`` the search above; for ``grid`` the value with the
-  highest privacy figure among those whose accuracy is within t_a (relative) of the best accuracy, the safer
-  value on ties (values with no privacy figure are ranked by safety).
+* ``most_privacy_within_gap`` (the paper's): ``bisect`` picks Figure 6's last midpoint g3 (the search above);
+  ``grid`` picks (:func:`pick_within_gap`) the value with the highest privacy figure among those whose accuracy
+  is at least (1 - t_a) times the best evaluated accuracy, the safer value on ties (and among values without a
+  figure). The choice rule (``tuning.choice``) then applies:
+
+  - ``non_dominated`` (the default; :func:`undominated`): if an evaluated value dominates the pick
+    (:func:`dominates`: at least as safe, at least as accurate, strictly better in one), the choice moves to the
+    dominating value with the highest privacy figure, the safer value on ties, which no evaluated value
+    dominates. Otherwise the pick stands (grid's pick is never dominated). A value whose release the classifier
+    answers with one class (:func:`informative`) is never moved to: its accuracy is the majority class's share.
+  - ``paper`` (``bisect`` only): Figure 6 as written, its last midpoint. Figure 6 assumes accuracy falls as the
+    parameter gets safer: where it rises instead (the census demo: accuracy 0.68 at k=20, 0.733 at k=200), its
+    rule 1 reads the gap as "utility matters" and searches towards the less private end, and its last midpoint
+    (k=62, accuracy 0.703) is dominated by a value it evaluated (k=200). Kept to reproduce the paper (Table 2).
+
 * ``best_utility_meeting_policy``: the most accurate value whose release passes every privacy gate of the
   spec, the safer value on ties (``bisect`` assumes that passing is monotone in the parameter and searches the
   boundary).
+
+Safety of an evaluated value: its privacy figure (larger is more private for every unit; a value without one
+ranks below every value with one) and its parameter value in the tunable's own direction (``Sanitizer.tunable``:
+``larger`` for k, leaf_size, scale, rate; ``smaller`` for rank, epsilon).
 
 An evaluation sanitizes the training rows at one value (``repeats`` seeds) and measures utility (accuracy on the
 held-out original rows) and the unit's privacy figure (generating_group: paper 000's confidence-interval
@@ -320,13 +336,56 @@ def grid_values(low: float, high: float, buckets: int | None, integer: bool, log
     return sorted({float(v) for v in values})
 
 
+def _figure(e: Evaluation) -> float:
+    """An evaluation's privacy figure for comparisons (larger is more private for every unit): one not measured
+    (or not a number) ranks below every measured one."""
+    return -math.inf if e.privacy is None or math.isnan(e.privacy) else float(e.privacy)
+
+
+def _safety(e: Evaluation, safer: str) -> tuple[float, float]:
+    """The order "safer": the privacy figure first, then the parameter value in its safer direction."""
+    return _figure(e), (e.value if safer == "larger" else -e.value)
+
+
+def dominates(a: Evaluation, b: Evaluation, safer: str) -> bool:
+    """``a`` dominates ``b``: ``a`` is at least as safe (its value is ``b``'s or on its safer side, ``safer`` being
+    the tunable's direction, and its privacy figure is at least ``b``'s) and at least as accurate, and strictly
+    better in one of the three."""
+    sign = 1.0 if safer == "larger" else -1.0
+    at_least = (sign * a.value >= sign * b.value and _figure(a) >= _figure(b) and a.accuracy >= b.accuracy)
+    better = sign * a.value > sign * b.value or _figure(a) > _figure(b) or a.accuracy > b.accuracy
+    return at_least and better
+
+
 def pick_within_gap(evaluations: list[Evaluation], gap: float, safer: str) -> Evaluation:
-    """Highest privacy figure among values whose accuracy is within ``gap`` (relative) of the best; the safer
-    value on ties (and where no privacy figure was measured)."""
+    """Grid's pick: among the values whose accuracy is at least (1 - ``gap``) times the best evaluated accuracy,
+    the highest privacy figure; the safer value on ties (and among values without a figure).
+
+    No evaluated value dominates it (:func:`dominates`): a value as accurate is eligible too, and among the eligible
+    none is safer in both the figure and the parameter."""
     best = max(e.accuracy for e in evaluations)
     eligible = [e for e in evaluations if e.accuracy >= best * (1.0 - gap)]
-    sign = 1.0 if safer == "larger" else -1.0
-    return max(eligible, key=lambda e: (e.privacy if e.privacy is not None else -math.inf, sign * e.value))
+    return max(eligible, key=lambda e: _safety(e, safer))
+
+
+def informative(e: Evaluation) -> bool:
+    """The classifier trained on the value's release recalls held-out rows of at least two classes (or there are
+    fewer than two classes): its accuracy measures utility, not the majority class's share (``ppdp compare``'s
+    signal rule)."""
+    return len(e.per_class) < 2 or sum(1 for r in e.per_class.values() if r > 0) > 1
+
+
+def undominated(pick: Evaluation, evaluations: list[Evaluation], safer: str) -> Evaluation:
+    """The ``non_dominated`` choice rule: ``pick`` unless an informative evaluated value (:func:`informative`)
+    dominates it (:func:`dominates`); then, among the informative values that dominate it, the one with the highest
+    privacy figure, the safer value on ties.
+
+    No informative evaluated value dominates the result: dominance is transitive, so one dominating the result
+    dominates ``pick`` too, and would be at least as high in (figure, safety), that is the result itself. A value
+    whose classifier answers with one class never replaces a pick: on a skewed table the majority class's share can
+    beat a weak classifier on every informative release, and "more accurate" would then mean "carries nothing"."""
+    over = [e for e in evaluations if informative(e) and dominates(e, pick, safer)]
+    return max(over, key=lambda e: _safety(e, safer)) if over else pick
 
 
 def pick_best_utility(evaluations: list[Evaluation], safer: str) -> Evaluation | None:
@@ -387,8 +446,12 @@ def tune(
     started = time.perf_counter()
     tunable = list(sanitizer.tunable)
     parameter = spec.parameter or (tunable[0] if tunable else None)
-    common: dict[str, Any] = dict(strategy=spec.strategy, parameter=parameter, objective=spec.objective,
-                                  accuracy_gap=spec.accuracy_gap, class_sizes=sizes)
+    searching = spec.strategy in ("bisect", "grid")  # the strategies that evaluate values, by an objective
+    within_gap = searching and spec.objective == "most_privacy_within_gap"
+    common: dict[str, Any] = dict(strategy=spec.strategy, parameter=parameter,
+                                  objective=spec.objective if searching else None,
+                                  accuracy_gap=spec.accuracy_gap if within_gap else None,
+                                  choice=spec.choice if within_gap else None, class_sizes=sizes)
     if parameter is None:
         return TuningTrace(**common, chosen=None, rule=f"method {sanitizer.name} has no tunable parameter",
                            seconds=time.perf_counter() - started)
@@ -398,9 +461,11 @@ def tune(
         value = getattr(sanitizer, parameter)
         if isinstance(value, dict):  # a node of a lattice of levels (generalization): not a number to trace
             node = ", ".join(f"{c}={v}" for c, v in value.items())
-            return TuningTrace(**common, chosen=None, candidates=1, rule=f"method.{parameter} = ({node}) from the spec",
+            return TuningTrace(**common, chosen=None, candidates=1,
+                               rule=f"method.{parameter} = ({node}) from the spec (not tuned)",
                                seconds=time.perf_counter() - started)
-        return TuningTrace(**common, chosen=value, candidates=1, rule=f"method.{parameter} = {value} from the spec",
+        return TuningTrace(**common, chosen=value, candidates=1,
+                           rule=f"method.{parameter} = {value} from the spec (not tuned)",
                            seconds=time.perf_counter() - started)
     if spec.strategy == "lattice":
         if search is None or parameter not in sanitizer.lattice_parameters:
@@ -469,9 +534,21 @@ def tune(
         value, seen = rule_based_search(least, most, spec.accuracy_gap, evaluate_many, integer=integer, log=log,
                                         resolution=spec.resolution)
         narrowed = "" if spec.resolution is None else f", to a range within {spec.resolution:g} of its end"
-        return done(value, list(seen.values()), count or len(seen),
-                    f"rule-based search (Figure 6) over {span}{narrowed}: the most private {parameter} whose accuracy "
-                    f"stays within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
+        ended = int(round(value)) if integer else float(value)
+        evaluations = list(seen.values())
+        rule = (f"rule-based search (Figure 6) over {span}{narrowed}: the most private {parameter} whose accuracy "
+                f"stays within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
+        if spec.choice == "paper":
+            return done(value, evaluations, count or len(seen),
+                        f"{rule}; Figure 6's last midpoint as the paper returns it (tuning.choice paper)",
+                        figure6_value=ended)
+        pick = undominated(seen[value], evaluations, safer)
+        if pick.value == value:
+            rule += "; no evaluated value dominates it"
+        else:
+            rule += (f"; Figure 6 ended at {parameter}={value:g}, which {parameter}={pick.value:g} dominates (at "
+                     f"least as safe and as accurate, evaluated): chosen instead, the most private such value")
+        return done(pick.value, evaluations, count or len(seen), rule, figure6_value=ended)
     if spec.strategy == "grid":
         values = grid_values(low, high, spec.buckets, integer, log)
         if plan is not None:
@@ -485,8 +562,9 @@ def tune(
             rule = (f"grid over {len(values)} values in {span}: the most accurate {parameter} whose release passes "
                     "every privacy gate")
         else:
-            pick = pick_within_gap(evaluations, spec.accuracy_gap, safer)
+            pick = undominated(pick_within_gap(evaluations, spec.accuracy_gap, safer), evaluations, safer)
             rule = (f"grid over {len(values)} values in {span}: highest privacy among values within "
-                    f"{spec.accuracy_gap:.0%} of the best accuracy ({safer} {parameter} is safer on ties)")
+                    f"{spec.accuracy_gap * 100:g}% of the best accuracy ({safer} {parameter} is safer on ties); no "
+                    "evaluated value dominates it")
         return done(pick.value, evaluations, len(values), rule)
     raise SpecError(f"tuning.strategy {spec.strategy}: method {sanitizer.name} has no lattice parameter")

@@ -6,6 +6,7 @@ re-checks every part; the audit trail signs every part; refusals publish nothing
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from ppdp.flows.cli import app
 from ppdp.tasks.core.errors import InputError, ReleaseRejected
 from ppdp.tasks.privacy.recheck import recheck_release
 from ppdp.tasks.publish import load_manifest
+from ppdp.tasks.report import report_markdown
 from ppdp.tasks.sanitize.dmpd import Dmpd
 
 runner = CliRunner()
@@ -167,6 +169,18 @@ def test_release_publishes_parts_that_revalidate_and_verify_and_tampering_shows(
     assert ppdp("report", folder).exit_code == 0  # the signed report.html is what its folder renders
     html = (folder / "report.html").read_text(encoding="utf-8")
     assert "Accuracy against k" in html and "part-1.parquet" in html
+    # the header counts records, tables and rows; no placeholder, no data.parquet, no search "in 0.0 s"
+    header = html[html.index('<p class="sub">'):html.index("</p>", html.index('<p class="sub">'))]
+    total = sum(p.rows for p in manifest.parts)
+    assert f"· {manifest.rows:,} records in {len(manifest.parts)} tables, {total:,} rows ·" in header, header
+    assert "each part's quasi-identifiers" not in html and "data.parquet" not in html
+    assert f"The {total:,} published rows of the {len(manifest.parts)} tables fall into" in html
+    assert "each table's own quasi-identifiers: part-1 by " in html
+    assert re.search(r"generations in (under 1 ms|\d+ ms|\d+\.\d s|\d+ min \d+ s|\d+ h \d+ min);", html)
+    assert " in 0.0 s" not in html
+    md = report_markdown(manifest)  # the Prefect markdown artifact: the same counts; "sees:**Its" stayed unbolded
+    assert f"{manifest.rows:,} records in {len(manifest.parts)} tables, {total:,} rows, " in md
+    assert "**What an attacker sees:** Its " in md
     # tampering: one part cut to one row (its classes now of size 1)
     record = next(p for p in manifest.parts if p.quasi_identifiers)
     pd.read_parquet(folder / record.file).iloc[:1].to_parquet(folder / record.file)

@@ -81,6 +81,17 @@ def test_census_generalized_publishes_every_row_k_anonymous(workspace):
     assert set(manifest.tuning.lattice.measures) >= {"loss", "discernibility", "aecs", "precision", "entropy"}
     assert {t.name: t.treatment for t in manifest.treatments}["age"] == "generalized"
     assert manifest.utility.train_rows > 0 and manifest.utility.test_rows == 60
+    # the report's class counts agree with the recount (the suppressed records' class included) and with each
+    # other; the lattice search's own count (the records kept) is labelled; its objective is its own
+    lattice = manifest.tuning.lattice
+    assert manifest.privacy.groups == manifest.privacy.attacker_view.classes == sizes.size
+    assert lattice.classes + (1 if lattice.suppressed_rows else 0) == sizes.size
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    assert f"fall into <b>{sizes.size} equivalence classes</b>" in html
+    if lattice.suppressed_rows:
+        assert f"forms {lattice.classes} equivalence classes of the records it keeps" in html
+        assert f"<b>{sizes.size} equivalence classes</b> in the published table" in html
+    assert "most privacy within gap" not in html and "least loss among the nodes meeting every gate" in html
     ok = ppdp("validate", "--release", folder)
     assert ok.exit_code == 0, ok.output
 

@@ -207,15 +207,6 @@ def test_adult_generalized_is_interesting(adult_generalized_sample, oracle):
     assert equivalence_class_ids(adult_generalized_sample, QI7).max() + 1 < 400
 
 
-def test_adult_all_measures_is_fast(adult):
-    import time
-
-    M.all_measures(adult, QI7, ["salary-class"])  # warm-up
-    start = time.perf_counter()
-    M.all_measures(adult, QI7, ["salary-class", "workclass"])
-    assert time.perf_counter() - start < 1.0  # target 0.5 s; slack for a busy CI machine
-
-
 def test_adult_hierarchical_t_closeness(adult_generalized):
     frame = adult_generalized
     # a flat hierarchy (value;*) is the equal-distance EMD of t_closeness

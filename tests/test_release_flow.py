@@ -216,12 +216,24 @@ def test_rule_based_tuning_runs_as_a_flow_step_and_goes_into_the_release(workspa
     [timings] = [line.split() for line in result.output.splitlines() if line.strip().startswith("timings")]
     command, work, beyond = float(timings[1]), float(timings[6]), float(timings[13])
     assert 0 < work < command and abs(command - work - beyond) < 0.02
+    lines = result.output.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith("timings"))
+    steps: dict[str, tuple[float, int]] = {}  # each step's seconds and runs, as --timings lists them
+    for line in lines[at + 1:]:
+        parts = line.split()
+        if len(parts) < 3 or parts[2] != "s":
+            break
+        steps[parts[0]] = (float(parts[1]), int(parts[3].lstrip("(")) if len(parts) > 3 else 1)
     [folder] = published_folders(workspace.root)
     manifest = load_manifest(folder)
     trace = manifest.tuning
     assert trace.strategy == "bisect" and len(trace.evaluations) >= 2
     assert manifest.method.params["k"] == trace.chosen and manifest.privacy.k >= trace.chosen
     assert all(e.privacy is not None and 0 <= e.accuracy <= 1 and e.per_class for e in trace.evaluations)
+    assert {"ingest", "tag", "hold-out", "evaluate", "sanitize", "validate-privacy", "check-utility",
+            "publish"} <= set(steps)
+    assert steps["evaluate"][1] == len(trace.evaluations) and steps["sanitize"][1] == 1
+    assert all(seconds <= work + 0.02 for name, (seconds, _) in steps.items() if name != "evaluate")
     assert (folder / "tuning.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert ppdp("audit", "verify", "--root", workspace.root).exit_code == 0
     # the last line of the summary is the report's path

@@ -14,7 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
-from html import escape
+from html import escape, unescape
 from pathlib import Path
 
 import pandas as pd
@@ -210,6 +210,26 @@ def test_record_unit_and_lattice_shapes(releases, tmp_path):
     assert "nothing was tuned" in render_report(folder)
 
 
+def test_a_lattice_search_states_its_objective_and_counts_the_suppressed_class(releases, tmp_path):
+    """Generalization's report said "64 equivalence classes" (the published table, the suppressed records' class
+    included) and "63" (the lattice search: the records kept), and "objective: most privacy within gap"."""
+    folder = copy_release(releases["mdav"], tmp_path)
+    published = int(pd.read_parquet(folder / "data.parquet")[load(folder).roles.quasi_identifiers]
+                    .astype(str).value_counts().size)
+    lattice = TuningTrace(strategy="lattice", parameter="levels", chosen=None, rule="lattice search",
+                          lattice=LatticeSearch(node={"age": 2}, measure="discernibility", measures={}, checked=7,
+                                                visited=12, total=40, classes=published - 1, suppressed_rows=9))
+    manifest = edit_manifest(folder, tuning=lattice)
+    html = render_report(folder)
+    tuning = section(html, "tuning")
+    assert "most privacy within gap" not in tuning
+    assert re.search(r"<dt>objective</dt>\s*<dd>least discernibility among the nodes meeting every gate</dd>", tuning)
+    assert f"forms {published - 1} equivalence classes of the records it keeps and suppresses 9 records" in tuning
+    assert f"<b>{published} equivalence classes</b> in the published table" in tuning
+    assert f"fall into <b>{published} equivalence classes</b>" in section(html, "risk")  # the same count
+    assert "least discernibility among the nodes meeting every gate" in report_markdown(manifest)
+
+
 def test_markdown_and_table_summarize_claims_and_key_figures(releases):
     manifest = Manifest.model_validate_json((releases["mdav"] / "manifest.json").read_bytes())
     md = report_markdown(manifest)
@@ -217,11 +237,50 @@ def test_markdown_and_table_summarize_claims_and_key_figures(releases):
     rows = report_table(manifest)
     assert len({tuple(sorted(r)) for r in rows}) == 1  # one shape for every row
     claims = [r for r in rows if r["kind"] == "privacy claim"]
-    assert [r["name"] for r in claims] == [c.name for c in manifest.privacy.claims]
+    assert [r["name"].replace("\\", "") for r in claims] == [c.name for c in manifest.privacy.claims]  # escaped
     assert all(r["verdict"] == "holds" for r in claims)
     figures = {r["name"]: r["value"] for r in rows if r["kind"] == "figure"}
-    assert figures["rows"] == manifest.rows and figures["accuracy"] == manifest.utility.accuracy
+    assert figures["rows"] == manifest.rows
+    assert figures["accuracy"] == pytest.approx(manifest.utility.accuracy, rel=1e-3)  # 4 significant digits
     assert all(isinstance(v, str | int | float | type(None)) for r in rows for v in r.values())
+
+
+def test_table_artifact_cells_render_as_text_verdict_first_and_figures_rounded(releases):
+    """Prefect renders each text cell of a table artifact as markdown on its own (a '>=' at a cell's start was a
+    blockquote); the verdict and value were off-screen at the right; figures were printed at full precision."""
+    markdown_it = pytest.importorskip("markdown_it")
+    render = markdown_it.MarkdownIt("commonmark").render
+    manifest = load(releases["mdav"])
+    floor = manifest.privacy.floor
+    hostile = "> *star* _under_ `tick` | pipe"  # markdown in a name: rendered as the same text, never formatted
+    failing = [c.model_copy(update={"value": 0.0900004, "passed": False}) if c.name == "floor: average risk"
+               else c for c in floor.claims]  # fails by a hair: 4 digits would print 0.09 <= 0.09 "fails"
+    claims = [*manifest.privacy.claims, manifest.privacy.claims[0].model_copy(update={"name": hostile})]
+    manifest = manifest.model_copy(update={"privacy": manifest.privacy.model_copy(update={
+        "claims": claims, "floor": floor.model_copy(update={"claims": failing, "holds": False})})})
+    rows = report_table(manifest)
+    assert list(rows[0]) == ["verdict", "value", "comparison", "threshold", "name", "kind", "measure", "unit"]
+    assert all(list(r) == list(rows[0]) for r in rows)
+    for r in rows:
+        for key, value in r.items():
+            if isinstance(value, str):  # one paragraph of plain text: no blockquote, list, emphasis, code, table
+                rendered = render(value)
+                assert re.fullmatch(r"<p>[^<]*</p>\n", rendered), (key, value, rendered)
+            elif isinstance(value, float):
+                assert float(f"{value:.6g}") == value, (key, value)  # at most 6 significant digits
+    by_name = {unescape(re.sub(r"\\(.)", r"\1", str(r["name"]))): r for r in rows}
+    assert render(by_name[hostile]["name"]) == f"<p>{escape(hostile, quote=False)}</p>\n"
+    k, risk = by_name["k"], by_name["max_prosecutor_risk"]
+    assert (k["verdict"], k["comparison"], risk["comparison"]) == ("holds", "≥", "≤")
+    assert re.fullmatch(r"<p>≥</p>\n", render(k["comparison"]))  # was ">=": a blockquote holding "="
+    hair = by_name["floor: average risk"]
+    assert hair["verdict"] == "fails" and hair["value"] != hair["threshold"] == 0.09
+    figures = {r["name"]: r["value"] for r in rows if r["kind"] == "figure"}
+    for name in ("accuracy", "accuracy ratio", "attacker: average risk", "mean class size"):
+        assert float(f"{figures[name]:.4g}") == figures[name], name  # 4 significant digits
+    md = report_markdown(manifest).splitlines()
+    assert "| verdict | value | rule | claim | measured |" in md and "| verdict | value | limit | safety floor |" in md
+    assert "| FAILS | 0.0900004 | ≤ 0.09 | floor: average risk |" in md  # not "0.09 | ≤ 0.09"
 
 
 def test_report_module_imports_neither_prefect_nor_great_expectations(releases):
@@ -394,7 +453,8 @@ def test_markdown_starts_with_the_verdict_and_the_attacker_and_the_table_has_flo
         rows = report_table(manifest)
         assert len({tuple(sorted(r)) for r in rows}) == 1  # the floor rows have the same keys
         floor = [r for r in rows if r["kind"] == "floor"]
-        assert [r["name"] for r in floor] == [c.name for c in manifest.privacy.floor.claims] and floor
+        names = [r["name"].replace("\\", "") for r in floor]  # markdown-escaped: hours\_per\_week
+        assert names == [c.name for c in manifest.privacy.floor.claims] and floor
         assert all(r["verdict"] == "holds" and r["threshold"] is not None for r in floor)
         names = [r["name"] for r in rows]
         assert names[:2] == ["policy", "safety floor"]

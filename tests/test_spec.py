@@ -132,9 +132,10 @@ def refuse(tmp_path: Path, text: str | bytes, *needles: str, overrides: list[str
     with pytest.raises(SpecError) as info:
         load_spec(path, overrides)
     message = str(info.value)
-    assert "\n" not in message
+    first, *more = message.splitlines()  # one line per problem: the first complete on its own, the others indented
+    assert all(line.startswith("  ") for line in more), message
     for needle in needles:
-        assert needle in message, (needle, message)
+        assert needle in first, (needle, message)
     return message
 
 
@@ -223,6 +224,7 @@ def test_set_values_follow_the_same_rules(tmp_path):
     refuse(tmp_path, text, "--set: a key path deeper", overrides=[".".join(["a"] * 40) + "=1"])
     message = refuse(tmp_path, text, "columns.<data-like key>.role: required key is missing",
                      overrides=["columns.987-65-4329.x=1"])
+    assert message.splitlines()[1:] == ["  columns.<data-like key>.x (given by --set): unknown key"]
     assert "987-65-4329" not in message
 
 
