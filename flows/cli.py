@@ -368,7 +368,8 @@ def compare(
     methods: str | None = typer.Option(None, "--methods", metavar="NAMES", help="Compare only these methods "
                                        "(comma-separated names). Default: every registered method."),
     out: Path | None = typer.Option(None, "--out", metavar="DIR", help="Folder for compare.html and compare.json "
-                                    "(aggregates only). Default: compare/<dataset>-<time>."),
+                                    "(aggregates only). Default: <publish root>/<dataset>/compare/<time>/ (audit "
+                                    "verify accepts it); an --out under the publish root is refused."),
     write_spec: Path | None = typer.Option(None, "--write-spec", metavar="FILE", help="Write the recommended "
                                            "method's spec, its tuned value fixed, to this file (for ppdp run)."),
     set_: list[str] = typer.Option([], "--set", metavar="KEY.PATH=VALUE", help=SET_HELP),
@@ -422,7 +423,9 @@ def compare(
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
             internal_error(exc, debug)
     _print_comparison(result)
-    folder = out or Path("compare") / f"{resolved.dataset}-{datetime.now(UTC):%Y%m%dT%H%M%SZ}"
+    from ppdp.tasks.layout import COMPARE_FOLDER, run_folder
+
+    folder = out or run_folder(resolved.publish.root, resolved.dataset, COMPARE_FOLDER, datetime.now(UTC))
     written = write_outputs(result, folder)
     console.print(f"report        {written[0]}", markup=False)
     console.print(f"table         {written[1]}", markup=False)

@@ -409,7 +409,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             floor=privacy.floor, series=series_report,
             tuning_rule=trace.rule, tuning_strategy=trace.strategy,
             tuned=None if trace.parameter is None or (trace.chosen is None and trace.lattice is None) else
-            f"{trace.parameter}={trace.chosen if trace.lattice is None else dict(trace.lattice.node)}",
+            (f"{trace.parameter}={trace.chosen}" if trace.lattice is None else  # a node: one level per column
+             f"{trace.parameter} " + ", ".join(f"{c}={v}" for c, v in trace.lattice.node.items())),
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},
         )

@@ -50,8 +50,7 @@ from ppdp.tasks import keys
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.layout import (
-    TUNING_FILES,
-    TUNING_FOLDER,
+    AUX_FOLDERS,
     ensure_root,
     is_part_file,
     parts_digest,
@@ -757,9 +756,10 @@ def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool)
     return out
 
 
-def _scan_tuning(folder: Path, label: str) -> list[str]:
-    """``ppdp tune``'s folder of a dataset (:data:`ppdp.tasks.layout.TUNING_FOLDER`): one folder per run, each
-    holding only its trace and plot (aggregates, unsigned: not a release); anything else is a finding."""
+def _scan_aux(folder: Path, label: str, allowed: frozenset[str], what: str) -> list[str]:
+    """A dataset's folder of command runs (:data:`ppdp.tasks.layout.AUX_FOLDERS`: ``ppdp tune``'s trace and plot,
+    ``ppdp compare``'s table and page): one folder per run, each holding only ``allowed`` (aggregates, unsigned: not
+    a release); anything else is a finding."""
     out: list[str] = []
     try:
         runs = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -768,7 +768,7 @@ def _scan_tuning(folder: Path, label: str) -> list[str]:
     for run in runs:
         if not run.is_dir(follow_symlinks=False):
             out.append(f"{label}/{_safe(run.name)}: unexpected {'link' if run.is_symlink() else 'file'} in the "
-                       "tuning folder")
+                       f"{what} folder")
             continue
         try:
             files = sorted(os.scandir(run.path), key=lambda e: e.name)
@@ -776,9 +776,9 @@ def _scan_tuning(folder: Path, label: str) -> list[str]:
             out.append(f"{label}/{_safe(run.name)}: unreadable ({exc.strerror or type(exc).__name__})")
             continue
         for f in files:
-            if f.name not in TUNING_FILES or not f.is_file(follow_symlinks=False):
-                out.append(f"{label}/{_safe(run.name)}/{_safe(f.name)}: unexpected in a tuning run's folder (only "
-                           f"{', '.join(sorted(TUNING_FILES))})")
+            if f.name not in allowed or not f.is_file(follow_symlinks=False):
+                out.append(f"{label}/{_safe(run.name)}/{_safe(f.name)}: unexpected in a {what} run's folder (only "
+                           f"{', '.join(sorted(allowed))})")
     return out
 
 
@@ -810,8 +810,8 @@ def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dic
         for sub in subs:
             if (name, sub.name) in expected:
                 continue
-            if sub.name == TUNING_FOLDER and sub.is_dir(follow_symlinks=False):
-                out += _scan_tuning(Path(sub.path), f"{_safe(name)}/{TUNING_FOLDER}")
+            if sub.name in AUX_FOLDERS and sub.is_dir(follow_symlinks=False):
+                out += _scan_aux(Path(sub.path), f"{_safe(name)}/{sub.name}", AUX_FOLDERS[sub.name], sub.name)
                 continue
             if sub.is_dir(follow_symlinks=False):
                 out.append(f"{_safe(name)}/{_safe(sub.name)}: release {_safe(sub.name)} ({_safe(name)}) is on disk "

@@ -35,10 +35,25 @@ name); each run's folder holds only :data:`TUNING_FILES` (aggregates: no data va
 TUNING_FILES = frozenset({"trace.json", "tuning.png"})
 
 
+COMPARE_FOLDER = "compare"
+"""``ppdp compare``'s default folder in a dataset's folder: ``<root>/<dataset>/compare/<UTC time>/``; each run's
+folder holds only :data:`COMPARE_FILES` (aggregates: no data value)."""
+COMPARE_FILES = frozenset({"compare.html", "compare.json"})
+AUX_FOLDERS = {TUNING_FOLDER: TUNING_FILES, COMPARE_FOLDER: COMPARE_FILES}
+"""The folders beside a dataset's releases that hold no release (aggregates of a command run), and the only files
+each run's folder may hold: ``ppdp audit verify`` accepts them and flags anything else."""
+
+
 def tuning_folder(root: Path, dataset: str, when: datetime) -> Path:
     """A new folder for one ``ppdp tune`` run: ``<root>/<dataset>/tuning/<YYYYmmddTHHMMSSZ>`` (``-2``, ``-3``, ...
     appended when that second is taken)."""
-    base = Path(root) / dataset / TUNING_FOLDER
+    return run_folder(root, dataset, TUNING_FOLDER, when)
+
+
+def run_folder(root: Path, dataset: str, kind: str, when: datetime) -> Path:
+    """A new folder for one run of a command whose aggregates live beside the releases (:data:`AUX_FOLDERS`):
+    ``<root>/<dataset>/<kind>/<YYYYmmddTHHMMSSZ>`` (``-2``, ``-3``, ... appended when that second is taken)."""
+    base = Path(root) / dataset / kind
     stamp = f"{when.astimezone(UTC):%Y%m%dT%H%M%SZ}"
     folder, n = base / stamp, 2
     while os.path.lexists(folder):

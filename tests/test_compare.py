@@ -301,3 +301,22 @@ def test_the_census_demo_lists_every_method_and_its_recommendation_publishes(pre
     assert len(frame) == result.row(result.recommended).records
     checked = ppdp_cli("validate", "--release", folder, "--original", EXAMPLES / "data" / "census_demo.csv")
     assert checked.exit_code == 0, checked.output
+
+
+def test_the_default_folder_is_beside_the_releases_and_audit_verify_accepts_only_its_two_files(
+        prefect_harness, workspace, tmp_path, monkeypatch):
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)  # nothing may land in the folder the command runs from
+    spec = spec_file(workspace, privacy={"k": 10}, method={"name": "mdav", "k": 12})
+    assert ppdp_cli("run", spec).exit_code == 0  # a release and its audit trail beside the comparison
+    result = ppdp_cli("compare", spec, "--methods", "mdav")
+    assert result.exit_code == 0, result.output
+    assert list(cwd.iterdir()) == []
+    [run] = list((workspace.root / "census" / "compare").iterdir())
+    assert sorted(p.name for p in run.iterdir()) == ["compare.html", "compare.json"]
+    assert f"report        {run / 'compare.html'}" in result.output
+    assert ppdp_cli("audit", "verify", "--root", workspace.root).exit_code == 0
+    (run / "data.csv").write_text("x\n", encoding="utf-8")  # anything else there is a finding
+    verify = ppdp_cli("audit", "verify", "--root", workspace.root)
+    assert verify.exit_code == 1 and "census/compare/" in verify.output and "data.csv" in verify.output

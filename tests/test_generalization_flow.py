@@ -67,6 +67,8 @@ def test_census_generalized_publishes_every_row_k_anonymous(workspace):
     data = pd.read_parquet(folder / "data.parquet")
     original = pd.read_csv(workspace.data)
     assert manifest.unit == "equivalence_class" and len(data) == len(original)  # no row withheld
+    node = ", ".join(f"{c}={v}" for c, v in manifest.tuning.lattice.node.items())  # the node as text, not a dict
+    assert f"  tuned         levels {node}: " in output and "levels={" not in output
     # hours_per_week, published as it was beside the generalized quasi-identifiers, split their classes: it was
     # made a quasi-identifier and generalized too, so k holds over every column an attacker could match on
     promoted = {t.name for t in manifest.roles.columns if t.promoted}
