@@ -25,7 +25,9 @@ from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.publish import load_manifest
 from tests.conftest import base_spec, census
 
-pytestmark = pytest.mark.usefixtures("prefect_harness")
+# three real releases build the template (about 20 s): behind the slow marker, which .ci/run runs; make test keeps
+# tests/test_audit.py and the release flow's audit checks
+pytestmark = [pytest.mark.usefixtures("prefect_harness"), pytest.mark.slow]
 runner = CliRunner()
 
 

@@ -303,6 +303,7 @@ def test_the_census_demo_lists_every_method_and_its_recommendation_publishes(pre
     assert checked.exit_code == 0, checked.output
 
 
+@pytest.mark.slow  # a release and a comparison (about 10 s); .ci/run runs it
 def test_the_default_folder_is_beside_the_releases_and_audit_verify_accepts_only_its_two_files(
         prefect_harness, workspace, tmp_path, monkeypatch):
     cwd = tmp_path / "cwd"

@@ -202,6 +202,7 @@ def check_kill(site, root: Path, point: str, proc: subprocess.CompletedProcess, 
 
 
 # -- every kill point, publish step alone (fast) -----------------------------------------------------------
+@pytest.mark.slow  # about 5 s; .ci/run runs it (make test stays under 4 minutes)
 def test_a_kill_at_every_publish_point_is_recovered(site, tmp_path):
     """One root through every point in turn: earlier releases must survive every later kill and recovery."""
     root = tmp_path / "root"

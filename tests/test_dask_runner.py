@@ -93,6 +93,7 @@ def utility_figures(manifest) -> dict:
     return manifest.utility.model_dump(mode="json", exclude={"seconds"})
 
 
+@pytest.mark.slow  # about 5 s; .ci/run runs it (make test stays under 4 minutes)
 def test_dask_release_publishes_the_thread_runners_data(workspace, local_clusters):
     """The same spec and seed on a two-worker ``LocalCluster`` (``ppdp run --runner dask``) and on the thread
     runner (the Python API) publish the same rows, privacy claims, tuning evaluations and utility figures.

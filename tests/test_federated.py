@@ -808,6 +808,7 @@ def test_a_party_of_another_schema_is_refused_by_the_flow(prefect_harness, tmp_p
             "column 4 ('sport') is not declared")
 
 
+@pytest.mark.slow  # about 5 s; .ci/run runs it (make test stays under 4 minutes)
 def test_a_mixer_that_never_answers_is_a_clean_refusal(prefect_harness, tmp_path, monkeypatch):
     from ppdp.flows.federate import FAULT_ENV
 
