@@ -325,6 +325,7 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     from ppdp.tasks.privacy.judge import promote_counted_columns
     from ppdp.tasks.privacy.validate import privacy_checks
     from ppdp.tasks.sanitize.registry import method_class, run_method
+    from ppdp.tasks.tune import recalls_two_classes
 
     started = time.perf_counter()
     cls = method_class(spec.method.name)
@@ -382,8 +383,7 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
                      exact_copies=view.exact_copies, linkage_risk=view.linkage_risk,
                      disclosure_gain=view.disclosure_gain, epsilon=view.epsilon)
     extra["accuracy_constant"] = constant_accuracy(train, test, roles.class_column)
-    recalled = [c for c in util.per_class if c.sanitized > 0]
-    extra["signal"] = len(recalled) > 1 or len(util.per_class) < 2
+    extra["signal"] = recalls_two_classes([c.sanitized for c in util.per_class])
     reasons = refusal_reasons(report, util)
     try:
         extra["spec"] = fixed_spec(spec, trace.parameter, value, roles)

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -368,11 +368,17 @@ def pick_within_gap(evaluations: list[Evaluation], gap: float, safer: str) -> Ev
     return max(eligible, key=lambda e: _safety(e, safer))
 
 
+def recalls_two_classes(recalls: Sequence[float]) -> bool:
+    """Per-class recalls (one per class) of a classifier trained on a release: it recalls held-out rows of at least
+    two classes, or there are fewer than two classes; its accuracy then measures utility, not the majority class's
+    share (the tuner's :func:`informative` and ``ppdp compare``'s signal rule)."""
+    return len(recalls) < 2 or sum(1 for r in recalls if r > 0) > 1
+
+
 def informative(e: Evaluation) -> bool:
-    """The classifier trained on the value's release recalls held-out rows of at least two classes (or there are
-    fewer than two classes): its accuracy measures utility, not the majority class's share (``ppdp compare``'s
-    signal rule)."""
-    return len(e.per_class) < 2 or sum(1 for r in e.per_class.values() if r > 0) > 1
+    """The classifier trained on the value's release recalls held-out rows of at least two classes
+    (:func:`recalls_two_classes`)."""
+    return recalls_two_classes(list(e.per_class.values()))
 
 
 def undominated(pick: Evaluation, evaluations: list[Evaluation], safer: str) -> Evaluation:
