@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.ppdp-installed
 
-.PHONY: demo test install clean
+.PHONY: demo test typecheck bench-smoke install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,14 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m 'not slow'
+
+# mypy over the package as installed (build/typecheck/ppdp/ mirrors the package-dir mapping; see .ci/typecheck.py)
+typecheck: $(STAMP)
+	$(BIN)/python .ci/typecheck.py
+
+# every benchmarks/*.py script with --smoke (tiny input, nothing written into benchmarks/results/)
+bench-smoke: $(STAMP)
+	$(BIN)/python -m benchmarks.smoke --jobs 2
 
 clean:
 	rm -rf $(VENV) examples/releases

@@ -9,7 +9,7 @@ The steps are the plain functions the release flow calls, with the spec's settin
 * ``eval10``, ``eval100``, ``eval200``: one tuning evaluation (:func:`ppdp.tasks.tune.evaluate_value`) at k = 10,
   100, 200 (sanitize the training rows, interval privacy, 1-NN accuracy on the held-out rows);
 * ``sanitize``: class-wise condensation of the training rows at k = 199 (the value the tuner settles on);
-* ``privacy``: :func:`ppdp.tasks.privacy.validate.privacy_checks` on that release;
+* ``privacy``: :func:`ppdp.tasks.shapes.check_privacy` on that release;
 * ``utility``: :func:`ppdp.tasks.utility.evaluate_utility` on that release.
 
 Each step runs ``--repeats`` times; the table gives the median and the minimum wall time, the median CPU time of the
@@ -18,6 +18,9 @@ is shared, so figures taken under a load above its 2 cores are inflated. Heavy l
 imported before timing: their import cost belongs to process start-up, not to a step. ``--profile STEP`` prints a
 CPU-time cProfile of one run of that step. Needs ``../shared/data/adult/adult.csv``; exits with a message when it is
 absent.
+
+``--smoke`` (``make bench-smoke``): the spec's source replaced by 300 rows of Adult (a generated stand-in where
+../shared/data is absent), one run per step.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import statistics
 import sys
 import time
 from pathlib import Path
+
+from benchmarks import smoke
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "examples" / "adult.yaml"
@@ -46,7 +51,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated subset of " + ",".join(STEPS))
     parser.add_argument("--profile", default=None, help="print a cProfile of one run of this step")
+    smoke.add_flag(parser)
     args = parser.parse_args(argv)
+    global DATA
+    overrides = []
+    ks = {"eval10": 10, "eval100": 100, "eval200": 200, "sanitize": 199}
+    if args.smoke:
+        DATA = smoke.tiny_shared("adult/adult.csv") / "adult" / "adult.csv"
+        args.repeats, overrides = 1, [f"source.path={DATA}"]
+        # a 300-row table has classes of about 60 rows: the step names keep the real k, the smoke run scales it
+        ks.update(eval10=2, eval100=5, eval200=10, sanitize=10)
     if not DATA.is_file():
         print(f"skipped: {DATA} is absent (the shared research data is not on this machine)")
         return 0
@@ -61,11 +75,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from ppdp.tasks import ingest, rare, tag, tune, utility
     from ppdp.tasks import spec as spec_io
-    from ppdp.tasks.privacy.validate import privacy_checks
     from ppdp.tasks.sanitize.registry import build_sanitizer
+    from ppdp.tasks.shapes import check_privacy
 
     os.chdir(REPO)  # the spec's source path is relative to its own folder; publish root is not used
-    spec = spec_io.load_spec(str(SPEC.relative_to(REPO)), [])
+    spec = spec_io.load_spec(str(SPEC.relative_to(REPO)), overrides)
     state: dict = {}
 
     def prepare():
@@ -83,16 +97,18 @@ def main(argv: list[str] | None = None) -> int:
         return run
 
     def sanitize():
-        state["release"] = state["base"].with_params(k=199).sanitize(state["train"], state["roles"])
+        state["release"] = state["base"].with_params(k=ks["sanitize"]).sanitize(state["train"], state["roles"])
 
     def privacy():
-        return privacy_checks(state["train"], state["release"], state["roles"], spec)
+        return check_privacy(state["base"], state["train"], state["release"], state["roles"], spec,
+                             utility.join_rows(state["train"], state["test"]))
 
     def util():
         return utility.evaluate_utility(state["train"], state["release"].frame, state["test"], state["roles"],
                                         spec.utility, spec.seed)
 
-    jobs = {"prepare": prepare, "eval10": evaluation(10), "eval100": evaluation(100), "eval200": evaluation(200),
+    jobs = {"prepare": prepare, "eval10": evaluation(ks["eval10"]), "eval100": evaluation(ks["eval100"]),
+            "eval200": evaluation(ks["eval200"]),
             "sanitize": sanitize, "privacy": privacy, "utility": util}
     prepare()  # every later step needs its output
     if {"privacy", "utility"} & set(steps) and "sanitize" not in steps:

@@ -15,6 +15,11 @@ load above its cores are inflated). ``--publish``: ``ppdp run`` the spec written
 
 Needs ``../shared/data/adult/adult.csv``; exits 0 with a message when it is absent. Writes the markdown table to
 ``benchmarks/results/compare_adult.md`` (``--output``).
+
+``--smoke`` (``make bench-smoke``): the spec's source replaced by 300 rows of Adult (a generated stand-in where
+../shared/data is absent), the thread runner only; the Prefect server at ``PREFECT_API_URL`` when one is set (the
+smoke driver starts one for all its scripts) instead of a temporary one per run; the table goes to a temporary
+folder.
 """
 
 from __future__ import annotations
@@ -29,10 +34,14 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from benchmarks import smoke
+
 REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "examples" / "adult.yaml"
 DATA = REPO.parent / "shared" / "data" / "adult" / "adult.csv"
 RESULTS = REPO / "benchmarks" / "results" / "compare_adult.md"
+SOURCE: list[str] = []  # --set arguments replacing the spec's source (smoke runs)
+KEEP_API = False  # smoke runs: use the server at PREFECT_API_URL (when set) rather than a temporary one per run
 
 
 def _tree_rss(pid: int) -> tuple[int, int, int]:
@@ -61,10 +70,11 @@ def run_compare(runner: str, workdir: Path) -> dict:
     """One ``ppdp compare`` process on Adult with ``runner``; its wall time, sampled memory peaks and result."""
     env = {**os.environ, "PPDP_CONFIG_DIR": str(workdir / "config"), "PREFECT_HOME": str(workdir / "prefect"),
            "PPDP_SERIES_KEY": "b" * 40}  # the same row-order key for the compare and the publish (see the README)
-    env.pop("PREFECT_API_URL", None)
+    if not KEEP_API:
+        env.pop("PREFECT_API_URL", None)
     out, written = workdir / "out", workdir / "recommended.yaml"
     cmd = [str(Path(sys.executable).with_name("ppdp")), "compare", str(SPEC), "--runner", runner, "--out", str(out),
-           "--write-spec", str(written), "--set", f"publish.root={workdir / 'releases'}"]
+           "--write-spec", str(written), "--set", f"publish.root={workdir / 'releases'}", *SOURCE]
     load_before = os.getloadavg()[0]
     started = time.perf_counter()
     with open(workdir / "log.txt", "w") as log:
@@ -165,7 +175,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runners", default="thread,dask", help="comma-separated: thread, dask")
     parser.add_argument("--publish", action="store_true", help="publish and validate the recommended spec")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    smoke.add_flag(parser)
     args = parser.parse_args(argv)
+    global DATA, SOURCE, KEEP_API
+    if args.smoke:
+        KEEP_API = True
+        DATA = smoke.tiny_shared("adult/adult.csv") / "adult" / "adult.csv"
+        # two methods that pass on 300 rows run the comparison's whole path: the Prefect run, a task per method,
+        # the table, the recommendation and the written spec
+        SOURCE = ["--set", f"source.path={DATA}", "--methods", "condensation,sample_generation"]
+        args.runners, args.output = "thread", smoke.workdir() / "compare_adult.md"
     if not DATA.is_file():
         print(f"skipped: {DATA} is absent (the shared research data is not on this machine)")
         return 0

@@ -21,6 +21,10 @@ is generated from them.
 Tuning goes through :func:`ppdp.tasks.tune.tune` as the release flow calls it: the paper's t is the policy's
 ``privacy.k`` (the lower bound of the search), the upper bound is condensation's domain for k (the smallest
 training class); approximate GCD = strategy ``suggested``, rule-based = ``bisect``, brute force = ``grid``.
+
+``--smoke`` (``make bench-smoke``): Iris (scikit-learn) for Table 2, one run per size, 4 buckets; Figures 8-9 on 300
+rows of Adult (a generated stand-in where ../shared/data is absent) at group sizes 10 and 20; the tables and the
+plot go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import smoke
 from benchmarks.datasets import load
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.sanitize.condensation import Condensation
@@ -405,6 +410,9 @@ def table2_markdown(rows: list[dict], repeats: int, seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+FIGURE_KS = (200, 300, 400, 500, 600)  # the group sizes of Figures 8-10
+
+
 def figures_8_9(repeats: int, seed: int, directory: Path = RESULTS) -> str:
     """Adult, group sizes 200..600: accuracy overall and per class, privacy, class-wise vs modified (non
     class-wise); and the share of training records the modified variant puts in groups that mix classes."""
@@ -414,7 +422,7 @@ def figures_8_9(repeats: int, seed: int, directory: Path = RESULTS) -> str:
     y = train["class"].astype(str).to_numpy()
     small = train["class"].astype(str).value_counts().idxmin()
     rows, mixed = [], {}
-    for k in (200, 300, 400, 500, 600):
+    for k in FIGURE_KS:
         for variant in ("class_wise", "modified"):
             ev = evaluate_value(Condensation(variant=variant, seed=seed), "k", k, train, test, roles, "knn1",
                                 repeats)
@@ -522,7 +530,14 @@ def main() -> None:
     parser.add_argument("--no-figures", action="store_true")
     parser.add_argument("--output", type=Path, default=RESULTS / "condensation_table2.md",
                         help="where to write the tables (default: the committed results file)")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global FIGURE_KS
+    if args.smoke:
+        smoke.tiny_shared("adult/adult.csv")
+        smoke.say("Table 2 on Iris (scikit-learn, 150 rows)")
+        args.datasets, args.repeats, args.buckets, args.all_sizes_up_to = "Iris", 1, 4, 4
+        args.output, FIGURE_KS = smoke.workdir() / "condensation_table2.md", (10, 20)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     rows = []
     for name in [n.strip() for n in args.datasets.split(",") if n.strip()]:

@@ -6,6 +6,7 @@ treats them) and one class column. Not part of the test suite.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared" / "data"
+# PPDP_BENCH_SHARED: the tiny stand-in folder of a smoke run (benchmarks/smoke.py), else ../shared/data
+SHARED = Path(os.environ.get("PPDP_BENCH_SHARED") or REPO.parent / "shared" / "data")
 
 
 def numeric_roles(frame: pd.DataFrame, cls: str) -> Roles:

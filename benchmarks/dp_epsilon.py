@@ -38,6 +38,11 @@ the original training rows over every 1-way and every 2-way marginal (105 pairs)
 way (the public bins for numbers, missing as a category of its own); seconds per synthesis. Writes the table to
 ``--out`` and a plot beside it (``dp_epsilon.png``). Each synthesis draws fresh DP noise (OpenDP's noise takes no
 seed): the figures are one draw each.
+
+``--smoke`` (``make bench-smoke``): 300 rows of Adult and ARX's hierarchies (generated stand-ins where
+../shared/data is absent) narrowed to a tiny domain (MST's time grows with the domain, not the rows): age in 3
+public bins, relationship (discovered privately) and income; epsilon 10 for both pipelines, one worker; the table
+and plot go to a temporary folder.
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.datasets import SHARED
+from benchmarks import datasets, smoke
 
 RESULTS = Path(__file__).resolve().parent / "results"
 NUMBERS = ["age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"]
@@ -72,10 +77,33 @@ ARX = {"workclass": "workclass", "education": "education", "marital-status": "ma
        "income": "salary-class"}
 DELTA = 1e-7
 SEED = 7
+SMOKE_ENV = "PPDP_DP_EPSILON_SMOKE"  # set by --smoke: the tiny domain below, seen by spawned workers too
+# smoke runs: MST's time grows with the domain (columns x bins), not the rows. Age binned (3 public bins: the
+# numbers path), relationship discovered privately (the delta path; OpenDP called directly refuses delta > 0 when
+# every category is public), income the class: 3 x 6 x 2 cells
+SMOKE_COLUMNS = ["age", "relationship", "income"]
+SMOKE_BINS = {"age": [17, 30, 50, 90]}
+
+
+def narrow(columns: list[str], bins: dict[str, list[int]]) -> None:
+    """Keep only ``columns`` of the public information, with ``bins`` in place of their edges (in place, so every
+    reader sees it)."""
+    for name in [n for n in NUMBERS if n not in columns]:
+        NUMBERS.remove(name)
+        del BINS[name]
+    for name in [n for n in ARX if n not in columns]:
+        del ARX[name]
+    BINS.update(bins)
+
+
+if os.environ.get(SMOKE_ENV):
+    narrow(SMOKE_COLUMNS, SMOKE_BINS)
 
 
 def load() -> pd.DataFrame:
-    frame = pd.read_csv(SHARED / "adult" / "adult.csv")
+    frame = pd.read_csv(datasets.SHARED / "adult" / "adult.csv")
+    if os.environ.get(SMOKE_ENV):
+        frame = frame[SMOKE_COLUMNS]
     return frame[~frame.eq("?").any(axis=1)].reset_index(drop=True)
 
 
@@ -83,7 +111,8 @@ def public_categories() -> dict[str, list[str]]:
     """Level 0 of ARX's shipped hierarchies: the public code book of 8 columns."""
     out = {}
     for column, name in ARX.items():
-        lines = (SHARED / "adult" / "arx" / f"adult_hierarchy_{name}.csv").read_text(encoding="utf-8").splitlines()
+        path = datasets.SHARED / "adult" / "arx" / f"adult_hierarchy_{name}.csv"
+        lines = path.read_text(encoding="utf-8").splitlines()
         out[column] = [line.split(";")[0] for line in lines if line.strip()]
     return out
 
@@ -93,7 +122,7 @@ def split(frame: pd.DataFrame, quick: bool) -> tuple[pd.DataFrame, pd.DataFrame]
 
     train, test = train_test_split(frame, test_size=0.2, stratify=frame["income"], random_state=0)
     if quick:
-        train = train.sample(4000, random_state=0)
+        train = train.sample(min(4000, len(train)), random_state=0)
     return train.reset_index(drop=True), test.reset_index(drop=True)
 
 
@@ -252,7 +281,18 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--resume", action="store_true", help="keep the syntheses already in <out>.jsonl")
     parser.add_argument("--out", type=Path, default=RESULTS / "dp_epsilon.md")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    if args.smoke:  # the spawned workers read the stand-in folder through PPDP_BENCH_SHARED
+        os.environ[SMOKE_ENV] = "1"
+        narrow(SMOKE_COLUMNS, SMOKE_BINS)
+        # JAX's compiled functions kept on disk for this run (JAX is not imported yet): the worker reuses what the
+        # shipped-MST check compiled here instead of compiling it again (about 2 s of the run's 25)
+        os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", str(smoke.workdir() / "jax-cache"))
+        os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+        smoke.tiny_shared("adult/adult.csv", *[f"adult/arx/adult_hierarchy_{n}.csv" for n in ARX.values()])
+        args.epsilons, args.direct, args.workers = [10.0], [10.0], 1
+        args.resume, args.out = False, smoke.workdir() / "dp_epsilon.md"
     epsilons = [1.0, 10.0] if args.quick else args.epsilons
     direct = epsilons if args.quick else [e for e in args.direct if e in epsilons]
     workers = 1 if args.quick else args.workers

@@ -25,6 +25,9 @@ Ours, in this process, warm (one untimed run first), median of ``--repeats`` run
 
 Then Adult resampled with replacement to ``--big-rows`` rows (seed 0), k=10 and k=200 with <= 5% suppressed:
 ``search()`` and ``sanitize()`` (search, then every row published as hierarchy labels).
+
+``--smoke`` (``make bench-smoke``): 300 rows of ARX's Adult (generated stand-ins where ../shared/data is
+absent), one repeat, 300 resampled rows; the results file goes to a temporary folder.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import smoke
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.hierarchy import FileHierarchy
 from ppdp.schemas.reports import ColumnTag, Roles
@@ -93,7 +97,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--big-rows", type=int, default=1_000_000)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "generalization_vs_arx.md")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global ARX
+    if args.smoke:
+        ARX = smoke.tiny_shared(*smoke.ARX_FILES) / "adult" / "arx"
+        args.repeats, args.big_rows, args.out = 1, smoke.SMOKE_ROWS, smoke.workdir() / "generalization_vs_arx.md"
     if not (ARX / "adult.csv").is_file():
         sys.exit(f"ARX's Adult is not at {ARX}: nothing to compare")
     frame = pd.read_csv(ARX / "adult.csv", sep=";")
@@ -110,7 +119,7 @@ def main() -> None:
         roles = roles_for(frame, QIS, sensitive)
         sanitizer = Generalization(**params, measure="loss", hierarchies=hierarchies)
         wall, cpu, found = timed(lambda s=sanitizer, r=roles: s.search(frame, r), args.repeats)
-        problem = sanitizer._problem(frame, roles)[-1]
+        problem = sanitizer._problem(frame, roles, search=True)[-1]
         lwall, lcpu, _ = timed(lambda p=problem: search_lattice(p, "loss"), args.repeats)
         node = ", ".join(str(found.node[q]) for q in QIS)
         counts = f"{found.checked} / {found.visited} / {found.total}"

@@ -15,6 +15,9 @@ Data sets, standardized as sdcMicro does (population standard deviation):
 * mixture: 5 columns, a mixture of 12 gaussians with random means (sd 4) and per-column scales 0.3 to 2;
 * adult: UCI Adult's numeric columns age, fnlwgt, education-num, capital-gain, hours-per-week (32,561 rows),
   resampled with replacement to the size (many exact duplicates and ties). Skipped if the file is absent.
+
+``--smoke`` (``make bench-smoke``): 300 rows, one repeat, k = 5 and 2; adult from 300 rows of the file
+(a generated stand-in where ../shared/data is absent); the results file goes to a temporary folder.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 import numpy as np
 import scipy
 
+from benchmarks import smoke
 from ppdp.tasks.sanitize.mdav import (
     PASSES,
     PEEL_SHARE,
@@ -96,7 +100,13 @@ def main() -> None:
     parser.add_argument("--other-k", type=int, nargs="*", default=[2, 3, 10],
                         help="also compare SSE/SST (one run each) for these k at the smallest size")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "mdav_speed.md")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global ADULT
+    if args.smoke:
+        ADULT = smoke.tiny_shared("adult/adult.csv") / "adult" / "adult.csv"
+        args.sizes, args.repeats, args.reference_max, args.other_k = [smoke.SMOKE_ROWS], 1, smoke.SMOKE_ROWS, [2]
+        args.out = smoke.workdir() / "mdav_speed.md"
     makers = {"mixture": mixture, "adult": adult}
     data = [name for name in args.data if name != "adult" or ADULT.is_file()]
     if len(data) < len(args.data):

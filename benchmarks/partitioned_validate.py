@@ -25,6 +25,9 @@ LocalCluster (prints figures; writes ``benchmarks/results/partitioned_validate.m
    Python start-up and imports included), serial; its printed lines go into the results file.
 
 The machine is shared: the 1-minute load average is printed with each figure.
+
+``--smoke`` (``make bench-smoke``): 300 generated rows in 2 files, every part, the folder and the results file in a
+temporary folder.
 """
 
 from __future__ import annotations
@@ -41,6 +44,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+
+from benchmarks import smoke
 
 QI = ["age", "sex", "zip3", "education", "marital", "race", "occupation", "native"]
 SA = ["disease"]
@@ -334,8 +339,9 @@ def _reading(ph: dict, d: dict | None, c: dict | None) -> list[str]:
     if d and "compute_seconds_by_task" in d:
         busy = sum(d["compute_seconds_by_worker"])
         cpu = sum(d["worker_cpu_seconds"])
+        share = cpu / busy if busy else float("nan")  # a tiny table (smoke runs): no measurable task time
         out.append(f"* Dask: the workers' tasks ran {busy:.0f} s (summed over workers) on {cpu:.0f} CPU seconds, "
-                   f"i.e. {cpu / busy:.0%} of a core while running: on this shared 2-core machine (load "
+                   f"i.e. {share:.0%} of a core while running: on this shared 2-core machine (load "
                    f"{d['load']:.1f} at the end) two workers plus Arrow's decoding threads and other users' "
                    "processes compete for the same two cores, and two workers were not faster than one process "
                    f"here. CPU seconds: serial {c['cpu_seconds']:.0f} s (whole process), Dask workers {cpu:.0f} s; "
@@ -393,7 +399,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="keep the generated folder")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global RESULTS
+    if args.smoke:
+        args.rows, args.files, args.dir = smoke.SMOKE_ROWS, 2, smoke.workdir() / "partitioned"
+        RESULTS = smoke.workdir() / RESULTS.name
+        smoke.say(f"{args.rows} generated rows in {args.files} Parquet files (seed {args.seed})")
     if args.measure:
         fn = {"serial": measure_serial, "phases": measure_phases, "dask": lambda f: measure_dask(f, args.workers),
               "cli": run_cli}[args.measure]

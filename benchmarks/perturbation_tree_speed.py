@@ -9,6 +9,9 @@ the median of 3 runs of ``sanitize()`` (``time.perf_counter``) per configuration
 Data (seed 2024): four continuous columns (normal, lognormal, uniform, a normal mixture), four integer
 columns (uniform 18-90, Poisson(12), uniform 0-20, binomial(40, 0.3): many ties, so the threshold nudge
 runs), two confidential columns (a lognormal wage depending on three of them, an integer score).
+
+``--smoke`` (``make bench-smoke``): 300 generated rows, one run per configuration; the results file goes to a
+temporary folder.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from benchmarks import smoke
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.sanitize.perturbation_tree import PerturbationTree
@@ -69,7 +73,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-write", action="store_true")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global RESULTS
+    if args.smoke:
+        args.rows, args.repeats = smoke.SMOKE_ROWS, 1
+        RESULTS = smoke.workdir() / RESULTS.name
+        smoke.say(f"{args.rows} generated rows (make_data, seed 2024)")
     frame, roles = make_data(args.rows)
     lines = [f"# Perturbation tree speed ({args.rows:,} rows x 10 numeric columns: 8 non-confidential, "
              "2 confidential)", "",

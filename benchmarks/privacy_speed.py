@@ -23,6 +23,9 @@
       Python process that reads the same CSV with pandas and runs pyCANON's ``get_report_values`` (the same
       nine models). Target: pyCANON's process at least 10x ours.
    The machine is shared: the load average is printed with each figure.
+
+``--smoke`` (``make bench-smoke``): 300 rows of ARX's Adult (a generated stand-in where ../shared/data is
+absent), 300 generated rows for ``large`` and ``process`` (the Parquet file in a temporary folder), one repeat.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.datasets import SHARED
+from benchmarks import datasets, smoke
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.privacy import models
 
@@ -55,7 +58,7 @@ NAMES = ["k_anonymity", "alpha_k_anonymity", "l_diversity", "entropy_l_diversity
 
 
 def adult() -> pd.DataFrame:
-    path = SHARED / "adult" / "arx" / "adult.csv"
+    path = datasets.SHARED / "adult" / "arx" / "adult.csv"
     if not path.is_file():
         raise FileNotFoundError(f"{path} (the shared research data is not on this machine)")
     return pd.read_csv(path, sep=";")
@@ -220,7 +223,7 @@ def bench_process(rows: int, attack: int, report: bool) -> None:
     if attack:
         show(f"ppdp validate --k 2 --l 2 --attack {attack}", timed([*argv, "--attack", str(attack)]))
 
-    csv = SHARED / "adult" / "arx" / "adult.csv"
+    csv = datasets.SHARED / "adult" / "arx" / "adult.csv"
     if not csv.is_file():
         print(f"Adult: skipped ({csv} is not on this machine)")
         return
@@ -252,7 +255,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--skip-report", action="store_true", help="do not run pyCANON's full report")
     parser.add_argument("--attack", type=int, default=0, help="process: also time --attack N on the big file")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global CACHE
+    if args.smoke:
+        smoke.tiny_shared("adult/arx/adult.csv")
+        args.rows, args.repeats, args.attack, CACHE = smoke.SMOKE_ROWS, 1, 50, smoke.workdir() / "cache"
     parts = set(args.parts.split(","))
     if "models" in parts:
         bench_adult(args.repeats, not args.skip_report)

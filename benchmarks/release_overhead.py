@@ -12,6 +12,9 @@ one step function was running (the union of the steps' intervals, so parallel tu
 Overhead = process wall - steps' own work: Python and library imports outside the steps, Prefect's flow and
 task-run bookkeeping, the CLI. Imports a step makes itself (Great Expectations inside ingest, for instance) are
 part of that step. Writes a markdown table to stdout (and ``--out``).
+
+``--smoke`` (``make bench-smoke``): the spec's source replaced by 300 rows of ``examples/data/census_demo.csv``,
+one run and no warm-up run (the server at ``PREFECT_API_URL``: the smoke driver starts one for all its scripts).
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ import time
 import urllib.request
 from pathlib import Path
 
+from benchmarks import smoke
+
 REPO = Path(__file__).resolve().parents[1]
 PPDP = Path(sys.executable).with_name("ppdp")
 PREFECT = Path(sys.executable).with_name("prefect")
+SOURCE: list[str] = []  # --set arguments replacing the spec's source (smoke runs)
 TIMINGS = re.compile(r"timings\s+([\d.]+) s in the command, ([\d.]+) s in the steps' own work")
 
 
@@ -58,7 +64,7 @@ def start_server(home: Path, port: int) -> tuple[subprocess.Popen, str]:
 def one_run(spec: Path, api: str, root: Path) -> tuple[float, float, float]:
     env = {**os.environ, "PREFECT_API_URL": api}
     started = time.perf_counter()
-    done = subprocess.run([str(PPDP), "run", str(spec), "--timings", "--set", f"publish.root={root}"],
+    done = subprocess.run([str(PPDP), "run", str(spec), "--timings", "--set", f"publish.root={root}", *SOURCE],
                           env=env, capture_output=True, text=True, cwd=REPO)
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -75,7 +81,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--api", default=os.environ.get("PREFECT_API_URL"))
     parser.add_argument("--out", type=Path)
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    global SOURCE
+    if args.smoke:
+        SOURCE = ["--set", f"source.path={smoke.census_sample()}"]
+        args.runs, args.spec, args.out = 1, None, None
     specs = args.spec or [REPO / "examples" / "census_demo.yaml"]
     server = None
     with tempfile.TemporaryDirectory(prefix="ppdp-overhead-") as tmp:
@@ -87,7 +98,8 @@ def main() -> None:
                      "|---|---|---|---|---|---|"]
             summary = []
             for spec in specs:
-                one_run(spec, api, Path(tmp) / "warm")  # warm the file cache and the server's database
+                if not args.smoke:
+                    one_run(spec, api, Path(tmp) / "warm")  # warm the file cache and the server's database
                 overheads, walls = [], []
                 for i in range(args.runs):
                     wall, _, work = one_run(spec, api, Path(tmp) / f"root-{spec.stem}-{i}")

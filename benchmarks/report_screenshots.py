@@ -10,6 +10,10 @@ release folder under ``<publish root>/<dataset>/``), then save a full-page headl
 the report was part of a release) gets one rendered by :func:`ppdp.tasks.report.write_report` into a temporary
 folder; the release folder is never written. Needs ``chromium`` (or ``chromium-browser`` / ``google-chrome``) on
 the PATH.
+
+``--smoke`` (``make bench-smoke``): census_demo only, its source replaced by 300 of its rows, published into a
+temporary root (through the Prefect server at ``PREFECT_API_URL``: the smoke driver starts one for all its
+scripts); the screenshot, of the page's top 4,000 px only, goes to a temporary folder.
 """
 
 from __future__ import annotations
@@ -25,9 +29,14 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from benchmarks import smoke
+
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 RESULTS = Path(__file__).resolve().parent / "results"
+SETS: list[str] = []  # --set arguments of ``ppdp run`` (smoke runs: source and publish root)
+ROOT: Path | None = None  # the publish root in place of the spec's (smoke runs)
+MAX_HEIGHT = 16000  # the browser window's height, in pixels (smoke runs: 4000)
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
@@ -53,7 +62,7 @@ def demo_specs() -> list[Path]:
 def newest_release(spec: Path) -> Path | None:
     """The newest release folder (release ids start with their UTC time) of ``spec``'s dataset."""
     raw = yaml.safe_load(spec.read_text(encoding="utf-8"))
-    root = (spec.parent / raw["publish"]["root"]).resolve()
+    root = ROOT or (spec.parent / raw["publish"]["root"]).resolve()
     folders = sorted(p.parent for p in (root / raw["dataset"]).glob("*/manifest.json"))
     return folders[-1] if folders else None
 
@@ -61,7 +70,7 @@ def newest_release(spec: Path) -> Path | None:
 def run_release(spec: Path) -> Path | None:
     ppdp = Path(sys.executable).with_name("ppdp")
     started = time.perf_counter()
-    proc = subprocess.run([str(ppdp), "run", str(spec)], capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run([str(ppdp), "run", str(spec), *SETS], capture_output=True, text=True, cwd=REPO)
     print(f"  ppdp run {spec.name}: exit {proc.returncode} in {time.perf_counter() - started:.1f} s")
     if proc.returncode != 0:
         print("  " + (proc.stderr.strip().splitlines() or ["(no message)"])[-1])
@@ -99,7 +108,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated spec names (without .yaml)")
     parser.add_argument("--width", type=int, default=1280)
     parser.add_argument("--output", type=Path, default=RESULTS)
+    smoke.add_flag(parser)
     args = parser.parse_args(argv)
+    global ROOT, SETS, MAX_HEIGHT
+    if args.smoke:
+        ROOT = smoke.workdir() / "releases"
+        SETS = ["--set", f"source.path={smoke.census_sample()}", "--set", f"publish.root={ROOT}"]
+        args.existing, args.only, args.output = False, "census_demo", smoke.workdir() / "screenshots"
+        MAX_HEIGHT = 4000
     from ppdp.tasks.report import REPORT_NAME, write_report
 
     specs = demo_specs()
@@ -120,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             if not html.is_file():
                 html = write_report(folder, Path(tmp) / REPORT_NAME)
                 print(f"  {folder.name} has no {REPORT_NAME}: rendered one outside the folder")
-            size = screenshot(html, png, args.width)
+            size = screenshot(html, png, args.width, MAX_HEIGHT)
         print(f"  {folder} -> {png.relative_to(REPO) if REPO in png.resolve().parents else png} "
               f"({size[0]} x {size[1]} px)")
     return 1 if failures else 0

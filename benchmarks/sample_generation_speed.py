@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.datasets import SHARED, load
+from benchmarks import datasets, smoke
+from benchmarks.datasets import load
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.encoding import TableEncoder
@@ -47,7 +48,7 @@ def loadavg() -> str:
 
 
 def mixed_adult() -> tuple[pd.DataFrame, Roles]:
-    frame = pd.read_csv(SHARED / "adult" / "adult.csv")
+    frame = pd.read_csv(datasets.SHARED / "adult" / "adult.csv")
     frame = frame[~frame.eq("?").any(axis=1)].reset_index(drop=True).rename(columns={"income": "class"})
     tags = []
     for name in frame.columns:
@@ -118,7 +119,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--candidates", type=int, default=40_000)
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" / "sample_generation_speed.md")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        smoke.tiny_shared("adult/adult.csv")
+        args.repeats, args.candidates, args.out = 1, smoke.SMOKE_ROWS, smoke.workdir() / "sample_generation_speed.md"
 
     before = loadavg()
     sets = {"numeric": load("Adult"), "mixed": mixed_adult()}

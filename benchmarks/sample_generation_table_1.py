@@ -37,7 +37,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from benchmarks.datasets import SHARED, iris, numeric_roles
+from benchmarks import datasets, smoke
+from benchmarks.datasets import iris, numeric_roles
 from ppdp.tasks.privacy.risk import matrix_distortion
 from ppdp.tasks.sanitize.svd import COUNT, SCOPE, Svd, svd_distort
 
@@ -64,7 +65,7 @@ READING_NAMES = {"matrix": "per matrix (U_k, V_k each)", "joint": "pooled over U
 
 
 def load_pima() -> pd.DataFrame:
-    path = SHARED / "pima" / "pima.csv"
+    path = datasets.SHARED / "pima" / "pima.csv"
     if not path.is_file():
         raise FileNotFoundError(f"{path} (the shared research data is not on this machine)")
     return pd.read_csv(path)
@@ -381,7 +382,11 @@ def main() -> None:
     parser.add_argument("--splits", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=RESULTS / "sample_generation_table_1.md")
+    smoke.add_flag(parser)
     args = parser.parse_args()
+    if args.smoke:  # Iris is scikit-learn's; Pima is skipped where ../shared/data is absent
+        smoke.tiny_shared("pima/pima.csv")
+        args.splits, args.output = 1, smoke.workdir() / "sample_generation_table_1.md"
     started = time.perf_counter()
     results = []
     for name, loader in (("Pima", load_pima), ("Iris", iris)):

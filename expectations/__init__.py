@@ -57,6 +57,7 @@ def validate_frame(frame: pd.DataFrame, suite_json: dict[str, Any]) -> list[Expe
     outcomes = []
     for r in result.results:
         config = r.expectation_config
+        assert config is not None  # a validation result carries its expectation's configuration
         counts = r.result or {}
         outcomes.append(
             ExpectationOutcome(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -41,8 +42,8 @@ def _flags_show_no_type() -> None:
     def display_type_rich(self, ctx):
         return None if self.is_flag and not self.count else shown(self, ctx)
 
-    display_type_rich.ppdp_flags = True
-    TyperOption.display_type_rich = display_type_rich
+    vars(display_type_rich)["ppdp_flags"] = True  # marks the patch as applied (a function attribute)
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]  # the patch of typer's method
 
 
 _flags_show_no_type()
@@ -77,7 +78,7 @@ def internal_error(exc: BaseException, debug: bool) -> None:
     fail(f"internal error ({type(exc).__name__}); run again with --debug to see the traceback", 1)
 
 
-def fail(message: str, code: int) -> None:
+def fail(message: str, code: int) -> NoReturn:
     console_err.print(f"ppdp: {message}", markup=False)
     raise typer.Exit(code)
 
@@ -330,8 +331,8 @@ def _tuned_parameter(spec: Path) -> str:
     from ppdp.tasks.sanitize.registry import method_class
 
     raw = spec_io.read_spec_mapping(Path(spec))
-    method = raw.get("method") if isinstance(raw.get("method"), dict) else {}
-    tuning = raw.get("tuning") if isinstance(raw.get("tuning"), dict) else {}
+    method = found if isinstance(found := raw.get("method"), dict) else {}
+    tuning = given if isinstance(given := raw.get("tuning"), dict) else {}
     cls = method_class(str(method.get("name")))
     parameter = tuning.get("parameter") or next(iter(cls.tunable), None)
     if parameter is None:
@@ -481,44 +482,36 @@ def _names(text: str | None) -> list[str]:
     return [n.strip() for n in (text or "").split(",") if n.strip()]
 
 
+def _gate_options(command):
+    """Give ``command`` one option per table gate of the privacy schema (:data:`ppdp.schemas.privacy.TABLE_GATES`),
+    after --sa, typed and defaulted as the :class:`~ppdp.schemas.privacy.PrivacyThresholds` field; the values reach
+    it in ``**gates``."""
+    import inspect
+    import typing
+
+    from ppdp.schemas.privacy import TABLE_GATES, PrivacyThresholds
+
+    sig = inspect.signature(command)
+    params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    at = [p.name for p in params].index("sa") + 1
+    made = []
+    for name, (text, metavar) in TABLE_GATES.items():
+        field = PrivacyThresholds.model_fields[name]
+        kind = str if typing.get_origin(field.annotation) is typing.Literal else field.annotation
+        option = typer.Option(field.default, "--" + name.replace("_", "-"), help=text, metavar=metavar or None)
+        made.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=option, annotation=kind))
+    command.__signature__ = sig.replace(parameters=params[:at] + made + params[at:])
+    return command
+
+
 @app.command()
+@_gate_options
 def validate(
     file: Path | None = typer.Argument(None, metavar="TABLE", help="A CSV or Parquet file, or a folder of Parquet "
                                        "files (a partitioned table); not with --release."),
     qi: str | None = typer.Option(None, "--qi", metavar="COLUMNS", help="The quasi-identifiers, comma-separated."),
     sa: str | None = typer.Option(None, "--sa", metavar="COLUMNS", help="The sensitive attributes, "
                                   "comma-separated."),
-    k: int | None = typer.Option(None, "--k", help="Gate: k-anonymity, the smallest class size."),
-    alpha: float | None = typer.Option(None, "--alpha", help="Gate: (alpha,k)-anonymity, the largest share of one "
-                                       "sensitive value in a class."),
-    l: int | None = typer.Option(None, "--l", help="Gate: l-diversity, the least diversity of sensitive values "  # noqa: E741
-                                 "in a class (see --l-variant)."),
-    l_variant: str = typer.Option("distinct", "--l-variant", metavar="VARIANT",
-                                  help="The l-diversity the gate --l checks: distinct, entropy or recursive."),
-    c: float | None = typer.Option(None, "--c", help="Recursive (c,l)-diversity: the constant c."),
-    t: float | None = typer.Option(None, "--t", help="Gate: t-closeness, the largest distance (EMD) between a "
-                                   "class's sensitive values and the table's."),
-    delta: float | None = typer.Option(None, "--delta", help="Gate: delta-disclosure privacy, the largest "
-                                       "|log(p_class / p_table)|."),
-    beta: float | None = typer.Option(None, "--beta", help="Gate: beta-likeness, the largest relative gain of a "
-                                      "sensitive value (see --beta-variant)."),
-    beta_variant: str = typer.Option("enhanced", "--beta-variant", metavar="VARIANT",
-                                     help="The beta-likeness the gate --beta checks: basic or enhanced."),
-    max_prosecutor_risk: float | None = typer.Option(
-        None, "--max-prosecutor-risk", help="Gate: the highest prosecutor risk of a record (1 / its class size)."),
-    max_average_risk: float | None = typer.Option(
-        None, "--max-average-risk", help="Gate: the average prosecutor risk over the records."),
-    max_records_at_risk: float | None = typer.Option(
-        None, "--max-records-at-risk", help="Gate: the share of records whose risk exceeds --risk-threshold."),
-    risk_threshold: float = typer.Option(0.2, "--risk-threshold", help="The record risk (1 / class size) above "
-                                         "which a record counts as at risk, for --max-records-at-risk."),
-    max_marketer_risk: float | None = typer.Option(
-        None, "--max-marketer-risk", help="Gate: the marketer risk (classes / records)."),
-    max_sample_uniques: float | None = typer.Option(
-        None, "--max-sample-uniques", help="Gate: the share of records alone in their class."),
-    max_journalist_risk: float | None = typer.Option(
-        None, "--max-journalist-risk", help="Gate: the highest journalist risk of a record (1 / its class size in "
-        "the population); needs --population."),
     population: Path | None = typer.Option(None, "--population", help="The population table (CSV or Parquet), "
                                            "for --max-journalist-risk."),
     hierarchy: list[str] = typer.Option([], "--hierarchy", metavar="SA=PATH", help="A generalization hierarchy "
@@ -538,6 +531,7 @@ def validate(
     cluster: str | None = typer.Option(None, "--cluster", metavar="ADDRESS", help="For a folder of Parquet files: "
                                        "count the partitions on this Dask scheduler (tcp://host:8786), or 'local' "
                                        "for a local Dask cluster."),
+    **gates: object,  # the table gates (--k, --l, --t, ...): _gate_options
 ) -> None:
     """Check the privacy of any table, or re-check a published release.
 
@@ -569,13 +563,7 @@ def validate(
     from ppdp.tasks.spec import format_problems, validation_problems
 
     try:
-        thresholds = PrivacyThresholds(
-            k=k, alpha=alpha, l=l, l_variant=l_variant, c=c, t=t, delta=delta, beta=beta, beta_variant=beta_variant,
-            max_prosecutor_risk=max_prosecutor_risk, max_average_risk=max_average_risk,
-            max_records_at_risk=max_records_at_risk, risk_threshold=risk_threshold,
-            max_marketer_risk=max_marketer_risk, max_sample_uniques=max_sample_uniques,
-            max_journalist_risk=max_journalist_risk, population=population,
-        )
+        thresholds = PrivacyThresholds(**gates, population=population)
     except ValidationError as exc:
         fail("error: " + format_problems([f"--{p.replace('_', '-')}" for p in validation_problems(exc)]), 2)
     vacuous = thresholds.vacuous_gates()
@@ -696,7 +684,7 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool) -> Non
     import json
 
     from ppdp.tasks.core.errors import PpdpError
-    from ppdp.tasks.privacy.recheck import recheck_release
+    from ppdp.tasks.reproduce import recheck_release
 
     try:  # a federated model (ppdp federate) has its own manifest and claims
         federated = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind") == \
@@ -721,7 +709,7 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool) -> Non
     else:
         console.print(f"{folder}: release {m.release_id}, {m.rows} rows, unit {m.unit}"
                       + (f", group column {m.group_column}" if m.group_column else "")
-                      + (f", {len(m.parts)} tables ({', '.join(p.file for p in m.parts)})" if m.parts else ""),
+                      + (f", {m.tables_text()}" if m.tables_text() else ""),
                       markup=False)
         below = result.below_floor
         if below is not None:
@@ -895,6 +883,8 @@ def audit_show(
     for e in entries:
         fields = e.model_dump(mode="json")
         folder = release_folder(root, e.dataset, e.release_id)
+        summary: list[tuple[str, str]]
+        manifest: dict | None
         summary, manifest = ([], None)
         if e.status == "published" and (folder / "manifest.json").is_file():
             summary, manifest = _manifest_summary(folder)
@@ -1014,11 +1004,11 @@ def audit_recover(root: Path = RootOption) -> None:
     Completes each interrupted publish whose folder is in place with exactly its signed files, rolls back the
     others and removes .staging-* leftovers. Safe to run again (also after a crash of its own); waits for a
     running publish to end. Exit 1 when something is left to repair or verification finds a problem."""
-    from ppdp.tasks import audit
+    from ppdp.tasks import audit, recovery
     from ppdp.tasks.core.errors import PpdpError
 
     try:
-        report = audit.recover(root)
+        report = recovery.recover(root)
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
     for line in report.actions:
@@ -1101,4 +1091,5 @@ def _exit(code: int) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
+    sys.exit()

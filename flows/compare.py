@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import cast
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
-from prefect import flow, get_run_logger
+from prefect import State, flow, get_run_logger
 from prefect.states import Failed
 
 from ppdp.flows.release import artifact_key, load_spec, preflight, protect_identifiers, read_input, step, tag_columns
@@ -50,9 +51,10 @@ def compare_artifact(result: CompareResult) -> None:
                           description=f"ppdp compare: {result.recommendation}")
 
 
-@flow(name="ppdp-compare", persist_result=False, log_prints=False, task_runner=SpecTaskRunner())
+@flow(name="ppdp-compare", persist_result=False, log_prints=False,
+      task_runner=SpecTaskRunner())  # type: ignore[arg-type]  # prefect#16938: refuses every concrete runner
 def compare_flow(spec_path: str, overrides: list[str] | None = None,
-                 methods: list[str] | None = None) -> CompareResult:  # or a Failed state
+                 methods: list[str] | None = None) -> CompareResult | State:  # State: Failed
     """Run every applicable registered method (or ``methods``) on the spec's data and rank them; publish nothing."""
     logger = get_run_logger()
     one_blas_thread_from_now_on()
@@ -105,5 +107,7 @@ def run_compare(spec_path: str | os.PathLike[str], overrides: list[str] | tuple[
     except PpdpError:
         chosen = RunnerSpec()
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return compare_flow.with_options(task_runner=task_runner_for(chosen))(
-            spec_path=str(Path(spec_path).resolve()), overrides=overrides, methods=list(methods) if methods else None)
+        # a flow that returns a Failed state raises it: the call gives the result
+        run = compare_flow.with_options(task_runner=task_runner_for(chosen))  # type: ignore[arg-type]  # prefect#16938
+        return cast(CompareResult, run(spec_path=str(Path(spec_path).resolve()), overrides=overrides,
+                                       methods=list(methods) if methods else None))

@@ -36,6 +36,8 @@ class SharedApiDaskTaskRunner(DaskTaskRunner):
     * Dask's INFO lines (cluster start, connections, shutdown) are not shown; its warnings are.
     """
 
+    _warming: threading.Thread | None  # the warm-up thread until __exit__ joins it
+
     def __enter__(self):
         quiet = logging.getLogger("distributed")
         if quiet.getEffectiveLevel() < logging.WARNING:

@@ -29,10 +29,11 @@ import logging
 import os
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import cast
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
-from prefect import flow, get_run_logger, task
+from prefect import State, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run, task_run
 from prefect.states import Failed
@@ -82,8 +83,8 @@ def _mix(mixer: str, shares: list):
     return federated.mixer_sum(shares)
 
 
-mixer = task(_mix, name="mixer", task_run_name="mixer-{mixer}", retries=MIXER_RETRIES, retry_delay_seconds=0,
-             cache_policy=NO_CACHE, persist_result=False)
+mixer = task(name="mixer", task_run_name="mixer-{mixer}", retries=MIXER_RETRIES, retry_delay_seconds=0,
+             cache_policy=NO_CACHE, persist_result=False)(_mix)
 
 
 class _OneLineForExpectedFailures(logging.Filter):
@@ -105,7 +106,7 @@ def _quiet_expected_task_failures() -> None:
 
 # -- the flows -----------------------------------------------------------------------------------------------
 @flow(name="ppdp-federate-party", flow_run_name="party-{party}", persist_result=False, log_prints=False)
-def party_flow(spec_path: str, overrides: list[str], party: str, spec_sha256: str):  # PartyShares or Failed
+def party_flow(spec_path: str, overrides: list[str], party: str, spec_sha256: str) -> federated.PartyShares | State:
     """One party: load the spec (it must be the one the federation started with), read only this party's file,
     count and split; return its file hash and its two shares."""
     try:
@@ -120,7 +121,7 @@ def party_flow(spec_path: str, overrides: list[str], party: str, spec_sha256: st
 
 
 @flow(name="ppdp-federate", persist_result=False, log_prints=False)
-def federate_flow(spec_path: str, overrides: list[str] | None = None) -> FederateResult:  # or a Failed state
+def federate_flow(spec_path: str, overrides: list[str] | None = None) -> FederateResult | State:  # State: Failed
     """Run one federation from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused
     (nothing published, the refusal audited)."""
     logger = get_run_logger()
@@ -141,7 +142,9 @@ def federate_flow(spec_path: str, overrides: list[str] | None = None) -> Federat
         received: dict[str, list] = {m: [] for m in federated.MIXERS}
         parties: list[PartyRecord] = []
         for party in spec.parties:
-            shares = party_flow(spec_path=spec_path, overrides=overrides, party=party.name, spec_sha256=sha)
+            # a subflow that returns a Failed state raises it: the call gives the party's shares
+            shares = cast(federated.PartyShares,
+                          party_flow(spec_path=spec_path, overrides=overrides, party=party.name, spec_sha256=sha))
             received["A"].append(shares.share_a)
             received["B"].append(shares.share_b)
             parties.append(PartyRecord(name=shares.name, file_sha256=shares.file_sha256))
@@ -180,4 +183,5 @@ def run_federation(spec_path: str | os.PathLike[str], overrides: list[str] | tup
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
-        return federate_flow(spec_path=str(Path(spec_path).resolve()), overrides=list(overrides))
+        # a flow that returns a Failed state raises it: the call gives the result
+        return cast(FederateResult, federate_flow(spec_path=str(Path(spec_path).resolve()), overrides=list(overrides)))

@@ -20,10 +20,11 @@ import functools
 import re
 import time
 from datetime import UTC, datetime
+from typing import TypedDict
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
-from prefect import flow, get_run_logger, task
+from prefect import State, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 from prefect.states import Failed
@@ -32,15 +33,14 @@ from ppdp.flows.runners import SpecTaskRunner
 from ppdp.schemas.manifest import ReleaseResult
 from ppdp.schemas.reports import TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, series, tag, tune, utility
+from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, series, shapes, tag, tune, utility
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.blas import one_blas_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
-from ppdp.tasks.plots import pareto_plot_png, tuning_plot_png
+from ppdp.tasks.plots import tuning_plot_png
 from ppdp.tasks.privacy import judge
 from ppdp.tasks.privacy import series as series_judge
 from ppdp.tasks.privacy.series import series_line
-from ppdp.tasks.privacy.validate import privacy_checks
 from ppdp.tasks.sanitize.registry import build_sanitizer, method_class, run_method
 
 STEPS = 8
@@ -124,8 +124,8 @@ class step:  # noqa: N801 - used like a decorator
     """
 
     def __init__(self, fn, name: str, run_name=None) -> None:
-        self.task = task(_guarded(fn, name), name=name, cache_policy=NO_CACHE, persist_result=False,
-                         task_run_name=_run_name(name, run_name) if run_name else None)
+        self.task = task(name=name, cache_policy=NO_CACHE, persist_result=False,
+                         task_run_name=_run_name(name, run_name) if run_name else None)(_guarded(fn, name))
 
     def __call__(self, *args, **kwargs):
         return _unwrap(self.task(*args, **kwargs))
@@ -172,52 +172,30 @@ protect_identifiers = step(tag.protect_identifiers, "protect-identifiers",
                            lambda p: f"{len(p['roles'].identifiers)} identifiers, {p['policy'].action}")
 merge_rare = step(rare.merge_rare_categories, "merge-rare-categories", lambda p: f"k={_value(p['k'])}")
 hold_out = step(utility.split_holdout_keyed, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
-merge_rare_published = step(rare.merge_rare_on_published, "merge-rare-on-published",
-                            lambda p: f"k={_value(p['k'])}, {len(p['train']):,} rows published")
-join_rows = step(utility.join_rows, "join-rows")
+settle_rows = step(shapes.settle, "settle-rows", lambda p: f"k={_value(p['k'])}, {len(p['train']):,} training rows")
 evaluate = step(tune.evaluate_value, "evaluate", lambda p: f"{p['parameter']}={_value(p['value'])}")
 search_lattice = step(tune.search_lattice, "search-lattice",
                       lambda p: f"{len(p['roles'].quasi_identifiers)} quasi-identifiers, {len(p['frame']):,} rows")
 sanitize = step(run_method, "sanitize", lambda p: f"{_sanitizer_settings(p['sanitizer'])}, {len(p['frame']):,} rows")
-measure_privacy = step(privacy_checks, "validate-privacy", lambda p: f"unit {p['release'].unit}")
+measure_privacy = step(shapes.check_privacy, "validate-privacy", lambda p: f"unit {p['release'].unit}")
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
 promote_columns = step(judge.promote_counted_columns, "promote-columns")
 judge_series = step(series_judge.judge_series, "judge-series", lambda p: p["spec"].dataset)
 enforce_series = step(gates.enforce_series, "enforce-series-gates")
 previous_groups = step(series.previous_groups, "previous-groups", lambda p: p["dataset"])
-split_release = step(utility.split_release, "split-release")
-check_utility = step(utility.evaluate_utility, "check-utility", lambda p: p["spec"].classifier)
-check_parts_utility = step(utility.evaluate_parts_utility, "check-utility",
-                           lambda p: f"{p['spec'].classifier} per part, {len(p['release'].parts)} parts")
+check_utility = step(shapes.check_utility, "check-utility", lambda p: p["spec"].utility.classifier)
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
 name_classes = step(utility.name_classes, "name-classes")
-check_output = step(publish.check_output, "check-output", lambda p: f"{_rows(p['release']):,} rows")
+check_output = step(publish.check_output, "check-output", lambda p: f"unit {p['release'].unit}")
 build_manifest = step(publish.build_manifest, "build-manifest", lambda p: p["release_id"])
 write_release = step(publish.publish_release, "publish", lambda p: p["manifest"].release_id)
 plot_tuning = step(tuning_plot_png, "plot-tuning", lambda p: f"{len(p['trace'].evaluations)} evaluations")
-plot_pareto = step(pareto_plot_png, "plot-pareto", lambda p: f"{len(p['partition'].pareto)} points")
-
-
-def submit_utility(spec: ReleaseSpec, release, roles, train, test, protected, every_row: bool):
-    """Submit the utility check that fits the release: one classifier per published table (a partitioned release,
-    paper 001's Procedure 3), the published table itself (every-row releases: its rows of the training split
-    against its held-out rows), or the release against the held-out original rows."""
-    if release.parts:
-        return check_parts_utility.submit(train, release, test, roles, spec.utility, spec.seed)
-    if every_row:
-        published_train, published_test = split_release(release, protected, roles.class_column,
-                                                        spec.utility.test_fraction, spec.seed)
-        return check_utility.submit(train, published_train, test, roles, spec.utility, spec.seed, published_test)
-    return check_utility.submit(train, release.frame, test, roles, spec.utility, spec.seed)
-
-
-def _rows(release) -> int:
-    """Records a release publishes (a partitioned release: each part holds one row per record)."""
-    return max((len(p.frame) for p in release.parts), default=0) if release.parts else len(release.frame)
+plot_extras = step(shapes.extra_files, "plot-extras")
 
 
 def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
-    """Preflight, ingest, tag, protect identifiers, merge rare values, hold out (each a task)."""
+    """Preflight, ingest, tag, protect identifiers, merge rare values, hold out, settle the rows the method's
+    shape publishes (each a task): (ingest report, roles, the prepared rows, what the fingerprints cover)."""
     preflight(spec, check_root)
     frame, ingest_report = read_input(spec)
     logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
@@ -227,31 +205,35 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
                 len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
                 "declared" if roles.class_column else "none")
     protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
-    cls = method_class(spec.method.name)
-    skip = roles.rare_rule_skip if cls.generalizes else ()  # its quasi-identifiers: classes of >= k by design
-    protected, rare_report = merge_rare(protected, roles, spec.rare_k, skip)
+    method = method_class(spec.method.name)
+    protected, rare_report = merge_rare(protected, roles, spec.rare_k, shapes.rare_rule_skip(method, roles))
     prints = fingerprint(frame, roles, spec.dataset, series.series_key(spec.publish.root if check_root else None))
     train, test, joined_prints = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed,
                                           prints.values, spec.series.keep_groups)
-    if not cls.covers_every_row:  # only the training rows are published: count again on them
-        train, test, rare_report = merge_rare_published(train, test, roles, spec.rare_k, rare_report, skip)
-        protected = join_rows(train, test)
-        prints = series.Fingerprints(joined_prints, prints.by)
-    return ingest_report, roles, rare_report, protected.reset_index(drop=True), train, test, prints
+    prepared = settle_rows(method, protected, train, test, roles, spec.rare_k, rare_report, prints.values,
+                           joined_prints)
+    return ingest_report, roles, prepared, prints.by
+
+
+class _Progress(TypedDict):
+    """The tuning's evaluations so far and the most it can make (None: not known)."""
+
+    done: int
+    most: int | None
 
 
 fingerprint = step(series.fingerprints, "fingerprint-records", lambda p: f"{len(p['frame']):,} rows")
 
 
-def tune_method(spec: ReleaseSpec, roles, train, test, everything=None, logger=None):
-    """The tuning step: the base sanitizer and the trace; evaluations run as parallel Prefect tasks (named
-    ``evaluate k=45``), each logged with an ``i/N`` count when it ends. A lattice search runs on ``everything``
-    (every input row: the rows a recoding method publishes)."""
+def tune_method(spec: ReleaseSpec, roles, prepared: shapes.PreparedRows, logger=None):
+    """The tuning step: the tuned sanitizer and the trace; evaluations run as parallel Prefect tasks (named
+    ``evaluate k=45``), each logged with an ``i/N`` count when it ends. A lattice search runs on the rows the method
+    publishes."""
     base = build_sanitizer(spec.method, seed=spec.seed)
-    rows = train if everything is None else everything
+    train, test = prepared.train, prepared.test
     check = spec.tuning.objective == "best_utility_meeting_policy"
     parameter = spec.tuning.parameter or next(iter(base.tunable), None)
-    progress = {"done": 0, "most": None}
+    progress: _Progress = {"done": 0, "most": None}
 
     def plan(most: int | None) -> None:
         progress["most"] = most
@@ -278,13 +260,8 @@ def tune_method(spec: ReleaseSpec, roles, train, test, everything=None, logger=N
     trace: TuningTrace = tune.tune(spec.tuning, sanitizer=base, domains=base.domains(train, roles), policy=spec.privacy,
                                 sizes=tune.class_sizes(train, roles), evaluate_many=evaluate_many,
                                 suggest=lambda t: base.suggest(train, roles, t),
-                                search=lambda: search_lattice(base, rows, roles), plan=plan)
-    if trace.lattice is not None:
-        return base.with_params(**{trace.parameter: dict(trace.lattice.node)}), trace
-    chosen = base if trace.parameter is None or trace.chosen is None else base.with_params(
-        **{trace.parameter: trace.chosen})
-    return chosen, trace
-
+                                search=lambda name: search_lattice(base, name, prepared.source, roles), plan=plan)
+    return tune.tuned(base, trace), trace
 
 
 def artifact_key(dataset: str, kind: str) -> str:
@@ -324,8 +301,9 @@ def refusal_artifact(dataset: str | None, release_id: str, exc: Exception) -> No
 
 
 # -- the flows ---------------------------------------------------------------------------------------------
-@flow(name="ppdp-release", persist_result=False, log_prints=False, task_runner=SpecTaskRunner())
-def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult:  # or a Failed state
+@flow(name="ppdp-release", persist_result=False, log_prints=False,
+      task_runner=SpecTaskRunner())  # type: ignore[arg-type]  # prefect#16938: refuses every concrete runner
+def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult | State:  # State: Failed
     """Run one release from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused (nothing
     published)."""
     logger = get_run_logger()
@@ -340,29 +318,29 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         spec = load_spec(spec_path, overrides)
         known["spec_sha256"] = spec_io.spec_sha256(spec)
         logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
-        ingest_report, roles, rare_report, protected, train, test, prints = prepare(spec, logger)
+        ingest_report, roles, prepared, fingerprinted_by = prepare(spec, logger)
         known["input_sha256"] = ingest_report.input_sha256
-        every_row = method_class(spec.method.name).covers_every_row
-        # a recoding (generalization) publishes every input row; the other methods publish the training rows (the
-        # held-out rows are never sanitized nor published)
-        source = protected if every_row else train
-        source_prints = prints.values[:len(source)]
+        method_cls = method_class(spec.method.name)
+        # the rows the method's shape publishes: the training rows (the held-out rows are never sanitized nor
+        # published), or every input row (a recoding)
+        source = prepared.source
         order_key = series.order_key(series.series_key(spec.publish.root), spec.dataset)
         previous = None
         if spec.series.keep_groups:
-            previous, kept_from = previous_groups(spec.publish.root, spec.dataset, spec.series, started, source_prints)
+            previous, kept_from = previous_groups(spec.publish.root, spec.dataset, spec.series, started,
+                                                  prepared.source_prints)
             logger.info("[5/%d] series: keeping the groups of %s for %d of %d records", STEPS,
                         kept_from or "no earlier release", int((previous >= 0).sum()), len(previous))
         for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
-            sanitizer, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
+            sanitizer, trace = tune_method(spec, roles, prepared, logger)
             logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
             release, method = sanitize(sanitizer, source, roles, order_key, previous)
-            logger.info("[5/%d] sanitize: %d records%s, unit %s (%.2fs)", STEPS, _rows(release),
-                        f" in {len(release.parts)} tables" if release.parts else "", release.unit, method.seconds)
+            logger.info("[5/%d] sanitize: %s, unit %s (%.2fs)", STEPS, shapes.summary(method_cls, release),
+                        release.unit, method.seconds)
             # privacy and utility are measured in parallel (submitted tasks: Dask tasks on a Dask runner); the
             # privacy gates are enforced first
-            measured = measure_privacy.submit(source, release, roles, spec, protected)
-            checked = submit_utility(spec, release, roles, train, test, protected, every_row)
+            measured = measure_privacy.submit(method_cls, source, release, roles, spec, prepared.everything)
+            checked = check_utility.submit(method_cls, spec, release, roles, prepared)
             report = measured.result()
             promoted = promote_columns(roles, report, spec.privacy) if attempt == 1 else None
             if promoted is None:
@@ -375,9 +353,9 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         logger.info("[6/%d] privacy: %d claims hold; safety floor %s", STEPS, len(privacy.claims),
                     "holds" if privacy.floor.holds else "fails: published below it on purpose (accepted)")
         series_report, ledger_rows = judge_series(
-            spec=spec, release=release, method=method, roles=roles, prints=prints.values[:len(source)],
-            fingerprinted_by=prints.by, view=privacy.attacker_view, source=source,
-            protected_columns=method_class(spec.method.name).protected_columns(roles), now=started)
+            spec=spec, release=release, method=method, roles=roles, prints=prepared.source_prints,
+            fingerprinted_by=fingerprinted_by, view=privacy.attacker_view, source=source,
+            protected_columns=method_cls.protected_columns(roles), now=started)
         enforce_series(series_report)
         logger.info("[6/%d] series: %s", STEPS, series_line(series_report))
         util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
@@ -388,14 +366,12 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         manifest = build_manifest(
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
             ingest=ingest_report, release=release, method=method, privacy=privacy, utility=util, tuning=trace,
-            output_checks=output_checks, rare=rare_report, flow_run_id=run_id, series=series_report)
-        extras = {"tuning.png": plot_tuning(trace)}
-        if release.partition is not None:
-            extras["pareto.png"] = plot_pareto(release.partition, privacy.k)
-        tables = {p.name: p.frame for p in release.parts} if release.parts else release.frame
-        record = series.record_of(spec, release_id, started, method, manifest.rows, privacy.k, prints.by,
+            output_checks=output_checks, rare=prepared.rare, flow_run_id=run_id, series=series_report)
+        extras = {"tuning.png": plot_tuning(trace), **plot_extras(method_cls, release, privacy)}
+        record = series.record_of(spec, release_id, started, method, manifest.rows, privacy.k, fingerprinted_by,
                                   series_report, ledger_rows)
-        folder, manifest, _ = write_release(tables, manifest, {n: b for n, b in extras.items() if b}, started, record)
+        folder, manifest, _ = write_release(shapes.tables(method_cls, release), manifest,
+                                            {n: b for n, b in extras.items() if b}, started, record)
         logger.info("[8/%d] published %s", STEPS, folder)
         try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
             publish_artifacts(manifest)
@@ -408,9 +384,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
             floor=privacy.floor, series=series_report,
             tuning_rule=trace.rule, tuning_strategy=trace.strategy,
-            tuned=None if trace.parameter is None or (trace.chosen is None and trace.lattice is None) else
-            (f"{trace.parameter}={trace.chosen}" if trace.lattice is None else  # a node: one level per column
-             f"{trace.parameter} " + ", ".join(f"{c}={v}" for c, v in trace.lattice.node.items())),
+            tuned=trace.tuned_text(),
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},
         )
@@ -430,16 +404,16 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         return Failed(message=f"internal error ({type(exc).__name__})", data=exc)
 
 
-@flow(name="ppdp-tune", persist_result=False, log_prints=False, task_runner=SpecTaskRunner())
-def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace:  # or a Failed state
+@flow(name="ppdp-tune", persist_result=False, log_prints=False,
+      task_runner=SpecTaskRunner())  # type: ignore[arg-type]  # prefect#16938: refuses every concrete runner
+def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace | State:  # State: Failed
     """Only the tuning: ingest, tag, hold out, evaluate values; returns the trace (nothing is published)."""
     logger = get_run_logger()
     one_blas_thread_from_now_on()
     try:
         spec = load_spec(spec_path, list(overrides or []))
-        _, roles, _, protected, train, test, _ = prepare(spec, logger, check_root=False)
-        every_row = method_class(spec.method.name).covers_every_row
-        _, trace = tune_method(spec, roles, train, test, protected if every_row else None, logger)
+        _, roles, prepared, _ = prepare(spec, logger, check_root=False)
+        _, trace = tune_method(spec, roles, prepared, logger)
         logger.info("tune (%s): %s", trace.strategy, trace.rule)
         return trace
     except PpdpError as exc:

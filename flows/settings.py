@@ -16,6 +16,10 @@ import os
 import signal
 import sys
 import threading
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
 
 FORCED = {
     "PREFECT_TASKS_DISABLE_CACHING": "true",
@@ -73,7 +77,8 @@ class _PatchOnImport:
 
         spec = PathFinder.find_spec(name, path, target)
         if spec is not None and spec.loader is not None:
-            spec.loader = _PatchingLoader(spec.loader)
+            # a duck-typed loader: create_module and exec_module, everything else delegated to the wrapped one
+            spec.loader = cast("Loader", _PatchingLoader(spec.loader))
         return spec
 
     def invalidate_caches(self) -> None:
@@ -165,7 +170,8 @@ class _Forker:
             done.set()
 
     def call(self, fn, *args, **kwargs):
-        done, out = threading.Event(), []
+        done = threading.Event()
+        out: list[tuple[bool, Any]] = []
         self.requests.put((fn, args, kwargs, done, out))
         done.wait()
         ok, value = out[0]

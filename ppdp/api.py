@@ -26,8 +26,9 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.privacy import PrivacyPolicy, PrivacyThresholds
+from ppdp.schemas.release import DpRelease, PartsRelease, Release
 from ppdp.schemas.reports import ColumnTag, PrivacyReport, RareCategoryReport, Roles
-from ppdp.tasks.sanitize.base import Release, Sanitizer
+from ppdp.tasks.sanitize.base import Sanitizer
 
 
 def methods() -> dict[str, type[Sanitizer]]:
@@ -85,6 +86,20 @@ class SanitizedRelease(Release):
     source: pd.DataFrame | None = None
 
 
+@dataclass(frozen=True)
+class SanitizedPartsRelease(SanitizedRelease, PartsRelease):
+    """:class:`SanitizedRelease` of a partitioned method (its ``parts``, ``recode`` and ``partition`` too)."""
+
+
+@dataclass(frozen=True)
+class SanitizedDpRelease(SanitizedRelease, DpRelease):
+    """:class:`SanitizedRelease` of a differentially private method (its ``dp`` guarantee too)."""
+
+
+_SANITIZED: dict[type[Release], type[SanitizedRelease]] = {
+    Release: SanitizedRelease, PartsRelease: SanitizedPartsRelease, DpRelease: SanitizedDpRelease}
+
+
 def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identifiers: list[str] | None = None,
              class_column: str | None = None, sensitive: list[str] | tuple[str, ...] = (),
              identifiers: list[str] | tuple[str, ...] = (), identifier_action: str = "drop",
@@ -109,6 +124,7 @@ def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identif
     from ppdp.schemas.spec import ColumnSpec, IdentifierPolicy, TaggingSpec
     from ppdp.tasks import rare as rare_rule
     from ppdp.tasks.gates import enforce_floor
+    from ppdp.tasks.shapes import rare_rule_skip
     from ppdp.tasks.tag import protect_identifiers, tag_frame
 
     cls = methods().get(method)
@@ -129,28 +145,28 @@ def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identif
             declared[name] = ColumnSpec(role=(declared[name].role if name in declared else Role.other),
                                         order=list(order))
         roles = tag_frame(frame, declared, TaggingSpec(), identifier_action)
-    policy = IdentifierPolicy(action=identifier_action)  # type: ignore[arg-type]
+    policy = IdentifierPolicy(action=identifier_action)
     protected = protect_identifiers(frame, roles, policy, pseudonym_key).reset_index(drop=True)
     k = int(params.get("k") or 2)
-    skip = roles.rare_rule_skip if cls.generalizes else ()
+    skip = rare_rule_skip(cls, roles)
     source, rare = rare_rule.merge_rare_categories(protected, roles, k, skip)
     source = source.reset_index(drop=True)
     release = cls(**params, seed=seed).sanitize(source, roles)
     accept = AcceptBelowFloor(**accept_below_floor) if accept_below_floor is not None else None
     thresholds = PrivacyPolicy(accept_below_floor=accept)
-    if release.parts:
+    if isinstance(release, PartsRelease):
         from ppdp.tasks.privacy.parts import measure_release_parts
 
         report, each = measure_release_parts(release, roles, thresholds, protected=cls.protected_columns(roles))
-        report._parts = each
+        report = report.model_copy(update={"part_reports": list(each)})
     else:
         from ppdp.tasks.privacy.judge import judge_release
 
         report = judge_release(source, release, roles, thresholds, protects=cls.protects,
                                protected=cls.protected_columns(roles), seed=seed, everything=source, attack_queries=0)
     enforce_floor(report)  # raises naming the floor's failed figures
-    fields = {f.name: getattr(release, f.name) for f in dataclass_fields(Release)}
-    return SanitizedRelease(**fields, roles=roles, rare=rare, privacy=report, source=source)
+    fields = {f.name: getattr(release, f.name) for f in dataclass_fields(release)}
+    return _SANITIZED[type(release)](**fields, roles=roles, rare=rare, privacy=report, source=source)
 
 
 def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: list[str] | None = None,
@@ -190,7 +206,7 @@ def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: li
 def validate_release(folder: str | Path, original: str | Path | None = None):
     """Re-check every claim of a published release (see :mod:`ppdp.tasks.privacy.recheck`); the result's
     ``holds`` is True only when every claim holds."""
-    from ppdp.tasks.privacy.recheck import recheck_release
+    from ppdp.tasks.reproduce import recheck_release
 
     return recheck_release(Path(folder), Path(original) if original is not None else None)
 

@@ -152,6 +152,13 @@ class Manifest(BaseModel):
                                                                  "chosen, its search and the accuracy-against-k "
                                                                  "Pareto front; null otherwise")
 
+    def tables_text(self) -> str:
+        """A partitioned release's tables and their files in a phrase (``3 tables (part-1.parquet, ...)``); empty
+        for a release of one table (``data.parquet``)."""
+        if self.parts:
+            return f"{len(self.parts)} tables ({', '.join(p.file for p in self.parts)})"
+        return ""
+
 
 class AuditEntry(BaseModel):
     """One row of the tamper-evident audit trail (``<root>/audit.db``): no data values, only hashes and ids.

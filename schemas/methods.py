@@ -1,13 +1,13 @@
 """The method contract's schema side: privacy units, column treatments, tunable domains, parameter models.
 
-Every sanitizer declares a parameter model (a subclass of :class:`MethodParams`) in its own module; the spec's
-``method`` section is the discriminated union of the registered models (see :mod:`ppdp.tasks.sanitize.registry`).
+Every method declares a parameter model (a subclass of :class:`MethodParams`) in :mod:`ppdp.schemas.params`; the
+spec's ``method`` section is their discriminated union (:data:`ppdp.schemas.params.MethodSpec`).
 This module imports nothing from ``ppdp.tasks``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -109,6 +109,16 @@ class MethodParams(StrictModel):
     """Base of every method's parameter model: ``name`` is the discriminator of the spec's ``method`` union.
 
     A tunable parameter left as None is chosen by the tuning step; with ``tuning.strategy: fixed`` it must be set.
+
+    The class attributes are what the spec's cross-field checks need to know of the method (its sanitizer takes
+    them from here): ``unit``, its privacy unit; ``tunable``, each tunable parameter and which direction is safer;
+    ``lattice_parameters``, the tunable parameters whose domain is a :class:`Lattice` of levels; ``keeps_groups``,
+    whether it can keep the groups of the dataset's previous release.
     """
+
+    unit: ClassVar[Unit]
+    tunable: ClassVar[dict[str, Safer]] = {}
+    lattice_parameters: ClassVar[tuple[str, ...]] = ()
+    keeps_groups: ClassVar[bool] = False
 
     name: str

@@ -177,6 +177,31 @@ GATE_UNITS: dict[str, tuple[Unit, ...]] = {
 }
 """Each privacy gate (a ``privacy`` key) and the privacy units it applies to."""
 
+TABLE_GATES: dict[str, tuple[str, str | None]] = {
+    "k": ("Gate: k-anonymity, the smallest class size.", None),
+    "alpha": ("Gate: (alpha,k)-anonymity, the largest share of one sensitive value in a class.", None),
+    "l": ("Gate: l-diversity, the least diversity of sensitive values in a class (see --l-variant).", None),
+    "l_variant": ("The l-diversity the gate --l checks: distinct, entropy or recursive.", "VARIANT"),
+    "c": ("Recursive (c,l)-diversity: the constant c.", None),
+    "t": ("Gate: t-closeness, the largest distance (EMD) between a class's sensitive values and the table's.", None),
+    "delta": ("Gate: delta-disclosure privacy, the largest |log(p_class / p_table)|.", None),
+    "beta": ("Gate: beta-likeness, the largest relative gain of a sensitive value (see --beta-variant).", None),
+    "beta_variant": ("The beta-likeness the gate --beta checks: basic or enhanced.", "VARIANT"),
+    "max_prosecutor_risk": ("Gate: the highest prosecutor risk of a record (1 / its class size).", None),
+    "max_average_risk": ("Gate: the average prosecutor risk over the records.", None),
+    "max_records_at_risk": ("Gate: the share of records whose risk exceeds --risk-threshold.", None),
+    "risk_threshold": ("The record risk (1 / class size) above which a record counts as at risk, for "
+                       "--max-records-at-risk.", None),
+    "max_marketer_risk": ("Gate: the marketer risk (classes / records).", None),
+    "max_sample_uniques": ("Gate: the share of records alone in their class.", None),
+    "max_journalist_risk": ("Gate: the highest journalist risk of a record (1 / its class size in the population); "
+                            "needs --population.", None),
+}
+"""The thresholds of :class:`PrivacyThresholds` that ``ppdp validate`` measures on a table, in the order of its
+options: each becomes an option ``--<name with dashes>`` whose type and default are the field's (a Literal as
+text) and whose --help text and metavar (None: typer's) are these. A new table gate needs only a field and an
+entry here; gates that need a release (linkage, DCR, disclosure gain, epsilon) have none."""
+
 
 def gates_set(policy: PrivacyThresholds) -> list[str]:
     """The gates a policy sets, in table order."""

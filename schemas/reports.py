@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic.json_schema import SkipJsonSchema
 
 from ppdp.schemas.base import ColumnKind, Role
 
@@ -241,6 +242,15 @@ class TuningTrace(Report):
     lattice: LatticeSearch | None = Field(None, description="the lattice strategy's search and chosen node")
     rule: str = Field(..., description="why this value was chosen, in one line")
     seconds: float = Field(0.0, description="wall-clock seconds of the tuning step")
+
+    def tuned_text(self) -> str | None:
+        """The tuned value in one phrase (``k=45``, or a lattice node ``levels age=2, zip=1``), None when nothing
+        was tuned or chosen."""
+        if self.parameter is None:
+            return None
+        if self.lattice is not None:  # a node: one level per column
+            return f"{self.parameter} " + ", ".join(f"{c}={v}" for c, v in self.lattice.node.items())
+        return None if self.chosen is None else f"{self.parameter}={self.chosen}"
 
 
 # -- sanitize ----------------------------------------------------------------------------------------
@@ -621,10 +631,15 @@ class PrivacyReport(Report):
                                                         "failing on purpose); null outside a release")
     dp: DifferentialPrivacy | None = Field(None, description="differential_privacy releases: the mechanism's "
                                                              "guarantee as it was built; null otherwise")
-    # where each measure is worst, for the gates (class numbers and attribute names; never serialized)
-    _details: dict = PrivateAttr(default_factory=dict)
-    _recursive: tuple | None = PrivateAttr(default=None)
-    _parts: list | None = PrivateAttr(default=None)  # a partitioned release: each part's report, in part order
+    # carried from the measuring step to the gates and the manifest, never serialized (nor in the JSON schema)
+    details: SkipJsonSchema[dict[str, Any]] = Field(
+        default_factory=dict, exclude=True, repr=False,
+        description="where each measure is worst, for the gates' messages (class numbers and attribute names)")
+    recursive: SkipJsonSchema[tuple[Any, ...] | None] = Field(
+        None, exclude=True, repr=False, description="recursive (c, l)-diversity's worst class, for its gate")
+    part_reports: SkipJsonSchema[list[PrivacyReport]] = Field(
+        default_factory=list, exclude=True, repr=False,
+        description="a partitioned release: each part's report, in part order (the manifest's part entries)")
 
     @property
     def gates(self) -> list[Claim]:

@@ -13,10 +13,10 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ppdp.schemas.base import ColumnKind, Role, StrictModel
+from ppdp.schemas.params import MethodSpec
 from ppdp.schemas.privacy import GATE_UNITS, PrivacyPolicy, PrivacyThresholds, gates_set  # noqa: F401
 from ppdp.schemas.series import SeriesSpec
 from ppdp.schemas.source import SourceSpec  # noqa: F401
-from ppdp.tasks.sanitize.registry import MethodSpec
 
 
 class ColumnSpec(StrictModel):
@@ -134,6 +134,8 @@ Classifier = Literal["knn1", "knn5", "naive_bayes", "decision_tree", "j48", "svm
 CART tree, ``j48`` (an entropy tree with at least two records per leaf, the reading of WEKA's J48 used for
 paper 004), ``svm`` (a linear SVM, WEKA SMO's default kernel, by liblinear) and logistic regression."""
 
+_PAPER_CLASSIFIERS: tuple[Classifier, ...] = ("j48", "knn1", "svm")
+
 
 class DeltaRSpec(StrictModel):
     """Paper 004's utility criterion (Li & Xi, section 3.1): the release keeps utility when
@@ -142,7 +144,7 @@ class DeltaRSpec(StrictModel):
 
     epsilon: float = Field(0.02, ge=0, lt=1, description="the tolerated relative accuracy loss (the paper: 0.02)")
     classifiers: list[Classifier] = Field(
-        default_factory=lambda: ["j48", "knn1", "svm"], min_length=1,
+        default_factory=lambda: list(_PAPER_CLASSIFIERS), min_length=1,
         description="every classifier must meet the criterion (the paper: J48, 1-NN and an SVM)")
 
 
@@ -224,27 +226,25 @@ class ReleaseSpec(StrictModel):
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ReleaseSpec:
-        from ppdp.tasks.sanitize.registry import method_class
-
-        cls = method_class(self.method.name)
+        cls, name = type(self.method), self.method.name  # the method's traits are its parameter model's
         unit = cls.unit
         set_gates = gates_set(self.privacy)
         wrong = [g for g in set_gates if unit not in GATE_UNITS[g]]
         if wrong:
             raise ValueError(
-                f"privacy.{wrong[0]} does not apply to method {cls.name}, whose privacy unit is {unit} "
+                f"privacy.{wrong[0]} does not apply to method {name}, whose privacy unit is {unit} "
                 f"(gates for {unit}: {', '.join(g for g, units in GATE_UNITS.items() if unit in units)})")
         if not set_gates:
-            raise ValueError(f"privacy: no gate is set for method {cls.name} (unit {unit}); set at least one of "
+            raise ValueError(f"privacy: no gate is set for method {name} (unit {unit}); set at least one of "
                              f"{', '.join(g for g, units in GATE_UNITS.items() if unit in units)}")
         tunable = list(cls.tunable)
         parameter = self.tuning.parameter or (tunable[0] if tunable else None)
         if self.tuning.parameter is not None and self.tuning.parameter not in tunable:
-            raise ValueError(f"tuning.parameter {self.tuning.parameter!r} is not tunable for method {cls.name} "
+            raise ValueError(f"tuning.parameter {self.tuning.parameter!r} is not tunable for method {name} "
                              f"(tunable: {', '.join(tunable) or 'none'})")
         value = getattr(self.method, parameter) if parameter else None
         k = self.privacy.k
-        inherit = {name: getattr(self.privacy, name) for name in ("k", "l", "t")
+        inherit: dict[str, object] = {name: getattr(self.privacy, name) for name in ("k", "l", "t")
                    if name in type(self.method).model_fields and getattr(self.method, name) is None
                    and getattr(self.privacy, name) is not None
                    and (name != parameter or self.tuning.strategy == "fixed")}
@@ -263,15 +263,15 @@ class ReleaseSpec(StrictModel):
             raise ValueError(f"method.{parameter} is set but tuning.strategy is {self.tuning.strategy}: "
                              "set one or the other")
         if self.tuning.strategy == "lattice" and parameter not in cls.lattice_parameters:
-            raise ValueError(f"tuning.strategy lattice needs a parameter of generalization levels; method {cls.name} "
+            raise ValueError(f"tuning.strategy lattice needs a parameter of generalization levels; method {name} "
                              f"has none (use grid, bisect or suggested)")
         if self.series.keep_groups and not cls.keeps_groups:
-            raise ValueError(f"series.keep_groups: method {cls.name} cannot keep earlier group memberships")
+            raise ValueError(f"series.keep_groups: method {name} cannot keep earlier group memberships")
         if self.series.keep_groups and self.tuning.strategy != "fixed":
             raise ValueError("series.keep_groups needs tuning.strategy fixed: kept groups keep the size they had, "
                              "and a k tuned anew each release would suppress them")
         if self.privacy.budget is not None and unit != "differential_privacy":
-            raise ValueError(f"privacy.budget applies to differentially private methods; method {cls.name} has unit "
+            raise ValueError(f"privacy.budget applies to differentially private methods; method {name} has unit "
                              f"{unit} (its series is judged by the composition gates)")
         if parameter == "k" and k is not None and self.tuning.max is not None and self.tuning.max < k:
             raise ValueError(f"tuning.max ({self.tuning.max:g}) is below privacy.k ({k})")

@@ -15,8 +15,10 @@ folder's exact contents, and that no release folder exists without its entry.
 Crash-safe publishing (:func:`ppdp.tasks.publish.publish_release`): a ``pending`` entry, with the staged
 folder's file list, is written before the release folder is renamed into place, and resolved by a later entry
 whose ``completes`` holds its ``seq``, with status ``published`` (the folder is in place) or ``rolled_back`` (it
-is not). An unresolved pending entry and a ``.staging-*`` leftover are findings; :func:`recover` (``ppdp audit
-recover``) resolves them. Publishing and recovery hold the root's publish lock (:func:`publish_lock`).
+is not). An unresolved pending entry and a ``.staging-*`` leftover are findings; :func:`ppdp.tasks.recovery.recover`
+(``ppdp audit recover``) resolves them. Publishing and recovery hold the root's publish lock
+(:func:`ppdp.tasks.staging.publish_lock`); staging folders, the lock and the crash-test hook are
+:mod:`ppdp.tasks.staging`'s.
 
 Entries hold ids, hashes, statuses and reasons, never data values. ``verify`` never raises on a damaged
 database or release folder: every problem is one line naming the file and the entry.
@@ -24,23 +26,20 @@ database or release folder: every problem is one line naming the file and the en
 
 from __future__ import annotations
 
-import fcntl
 import getpass
 import hashlib
 import json
 import os
 import re
 import secrets
-import shutil
-import signal
 import socket
 import sqlite3
 import stat
-import time
-from contextlib import closing, contextmanager
+from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeGuard, cast
 
 from pydantic import ValidationError
 
@@ -57,6 +56,7 @@ from ppdp.tasks.layout import (
     read_parquet_metadata,
     release_folder,
 )
+from ppdp.tasks.staging import STAGING_PREFIX, RootBusy, fault_point, publish_lock
 
 GENESIS = "0" * 64
 DB_NAME = "audit.db"
@@ -222,8 +222,8 @@ def append_entry(
                 fields["seq"] = (last["seq"] + 1) if last else 1
                 fields["prev_hash"] = last["entry_hash"] if last else GENESIS
                 fields["trail_id"] = last["trail_id"] if last else secrets.token_hex(16)
-                fields["entry_hash"] = compute_hash(fields)
-                fields["signature"] = key.sign(signed_message(fields["entry_hash"]))
+                fields["entry_hash"] = entry_hash = compute_hash(fields)
+                fields["signature"] = key.sign(signed_message(entry_hash))
                 conn.execute(
                     f"INSERT INTO entries ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})",
                     [fields[c] for c in _COLUMNS],
@@ -267,7 +267,7 @@ def record_refusal(root: Path | None, *, release_id: str, dataset: str | None, e
     """Audit a run that published nothing, when its publish root is known and writable; returns the entry."""
     if root is None:
         return None
-    status = getattr(error, "status", "error")
+    status = cast(AuditStatus, getattr(error, "status", "error"))  # a PpdpError's status: "error" or "rejected"
     try:
         ensure_root(root)
         return append_entry(root, release_id=release_id, dataset=dataset or "unknown", status=status,
@@ -443,9 +443,10 @@ def _check_chain(rows: list[dict], trusted: dict, problems: list[str]) -> set[in
     """Types, hash chain, trail id and signatures; returns the seqs of entries that are sound (usable for the
     release checks)."""
     good: set[int] = set()
+    prev: str | None  # the previous row's entry_hash, as read (None in a damaged trail)
     prev, expected_seq = GENESIS, 1
     trail_id = rows[0].get("trail_id") if rows else None
-    unknown_keys: set[str] = set()
+    unknown_keys: set[str | None] = set()
     for row in rows:
         label = f"{DB_NAME}: {_label(row)}"
         seq = row.get("seq")
@@ -517,7 +518,7 @@ def _check_types(row: dict, label: str, problems: list[str]) -> bool:
 
 def _check_pending(rows: list[dict], problems: list[str]) -> None:
     by_seq = {r.get("seq"): r for r in rows}
-    resolved: dict[int, int] = {}
+    resolved: dict[int, int | None] = {}  # pending seq -> the seq of the entry completing it, as read
     for row in rows:
         target = row.get("completes")
         if target is None:
@@ -621,22 +622,27 @@ def signed_head(root: Path) -> dict:
 
 
 # -- release folders ----------------------------------------------------------------------------------------
-def _valid_name(name: object) -> bool:
+def _valid_name(name: object) -> TypeGuard[str]:
     return (isinstance(name, str) and name not in ("", ".", "..") and not name.startswith(".")
             and not any(c in name for c in "/\\\0"))
+
+
+def _valid_key(key: tuple[object, object]) -> TypeGuard[tuple[str, str]]:
+    """A (dataset, release id) pair read from the trail that names a folder: two plain folder names."""
+    return _valid_name(key[0]) and _valid_name(key[1])
 
 
 def _check_releases(root: Path, rows: list[dict], good: set[int], problems: list[str]) -> set[tuple[str, str]]:
     """Check every published entry's folder; return the (dataset, release) folders entries account for."""
     expected: set[tuple[str, str]] = set()
-    published: dict[tuple[str, str], int] = {}
+    published: dict[tuple[str, str], int | None] = {}  # release -> the seq of its published entry, as read
     resolved = {r.get("completes") for r in rows if r.get("completes") is not None}
     for row in rows:
         status, key = row.get("status"), (row.get("dataset"), row.get("release_id"))
         if status not in ("published", "pending", "rolled_back"):
             continue
         label = _label(row)
-        if not (_valid_name(key[0]) and _valid_name(key[1])):
+        if not _valid_key(key):
             problems.append(f"{DB_NAME}: {label}: dataset or release id is not a plain folder name")
             continue
         rel = f"{key[0]}/{key[1]}"
@@ -821,91 +827,7 @@ def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dic
     return out
 
 
-# -- crash-safe publishing: lock, leftovers, recovery -------------------------------------------------------
-STAGING_PREFIX = ".staging-"
-FAULT_ENV = "PPDP_FAULT_AT"
-RECOVER_WAIT_SECONDS = 30.0
-PUBLISH_WAIT_SECONDS = 600.0
-
-
-class RootBusy(PublishError):
-    """Another ppdp process holds the root's publish lock (publishing or recovering)."""
-
-
-def fault_point(name: str) -> None:
-    """TEST HOOK, inert unless ``$PPDP_FAULT_AT`` equals ``name``: then this process kills itself with SIGKILL
-    here, as a crash would (``tests/test_crash.py`` names the points: ``staging-created``,
-    ``parquet-unfinished``, ``staged``, ``pending-uncommitted``, ``pending-appended``, ``renamed``,
-    ``published-uncommitted``, ``completed``, ``recover-removed``, ``rolled_back-uncommitted``)."""
-    if os.environ.get(FAULT_ENV) == name:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def staging_folder(root: Path, release_id: str) -> Path:
-    """Where a release is written before it is renamed into place (a sibling of the dataset folders)."""
-    return Path(root) / f"{STAGING_PREFIX}{release_id}"
-
-
-def remove_path(path: Path) -> None:
-    """Remove a file, a link (never what it points to) or a folder tree; nothing if absent. Errors are ignored
-    (a leftover is a finding of ``verify``; ``recover`` tries again and says what it could not remove)."""
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return
-    try:
-        if stat.S_ISDIR(st.st_mode):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
-    except OSError:
-        pass
-
-
-def fsync_dir(path: Path) -> None:
-    """Make the entries of a folder (a rename, a removal) durable; best effort."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-@contextmanager
-def publish_lock(root: Path, wait: float = PUBLISH_WAIT_SECONDS):
-    """Hold the publish root's exclusive lock: ``flock`` on the root folder itself (no file is added). A
-    publisher holds it from staging to its completing entry, recovery while it works; the kernel releases it
-    when the holder dies, so a lock is never stale. Raises :class:`RootBusy` after ``wait`` seconds. On a file
-    system without ``flock`` the block runs unlocked."""
-    root = Path(root)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as exc:
-        raise PublishError(f"publish root {root} cannot be opened ({exc.strerror or type(exc).__name__})") from None
-    try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    raise RootBusy(f"publish root {root} is locked by another ppdp process that is publishing or "
-                                   f"recovering (waited {wait:g} s)") from None
-                time.sleep(0.1)
-            except OSError:
-                break  # no flock here (some network file systems): unlocked
-        yield
-    finally:
-        os.close(fd)  # releases the lock
-
-
+# -- pending entries: publishes not yet completed (see :mod:`ppdp.tasks.staging`) ----------------------------
 def interrupted_publishes(root: Path) -> list[dict]:
     """Pending entries that no later entry completes, as stored (an interrupted publish, or a running one when
     the publish lock is not held)."""
@@ -949,114 +871,4 @@ def roll_back_quietly(root: Path, pending: AuditEntry, why: str) -> None:
                      output_sha256=pending.output_sha256, manifest_sha256=pending.manifest_sha256,
                      completes=pending.seq, flow_run_id=pending.flow_run_id)
     except PublishError:
-        pass
-
-
-@dataclass
-class Recovery:
-    """What :func:`recover` did (one line each) and how many things it had to leave (0: nothing left)."""
-
-    actions: list[str] = field(default_factory=list)
-    left: int = 0
-
-
-def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
-    """Bring a root interrupted while publishing back to a state that verifies, losing nothing published.
-
-    Under the publish lock (so never under a running publish), for each pending entry no entry completes:
-    if ``<root>/<dataset>/<release_id>`` holds exactly the pending entry's signed files (names and SHA-256),
-    the rename happened: append the completing ``published`` entry; otherwise remove the staging folder and any
-    partial final folder, then append a ``rolled_back`` entry. A pending entry whose hash or signature does not
-    verify is left alone (it could be forged). Then every ``.staging-*`` leftover is removed: a staging folder
-    never holds a published release (the rename moves it out). Each step is idempotent and the completing
-    entry is appended last, so a kill during recovery is repaired by running it again."""
-    root = Path(root)
-    if not root.is_dir():
-        raise PublishError(f"no publish root at {root}")
-    report = Recovery()
-    with publish_lock(root, wait=wait):
-        pending = interrupted_publishes(root)
-        if pending:
-            trail = _read_trail(root)
-            if trail.problems:
-                raise AuditDamaged(f"audit trail {db_path(root)} is damaged ({trail.problems[0]}); recovery appends "
-                                   "only to a trail that reads as one: run ppdp audit verify")
-            if keys.configured_key() is None:
-                raise PublishError("no audit key is configured and the default key is missing: recovery signs its "
-                                   "entries with the publisher's key (restore it, or set it as when publishing)")
-            keys.signing_key(root)  # a key under the root is refused
-            trusted, _ = keys.trusted_keys()
-            good = _check_chain(trail.rows, trusted, [])
-            published = {(r.get("dataset"), r.get("release_id")) for r in trail.rows if r.get("status") == "published"}
-            for row in pending:
-                if row.get("seq") not in good or not (_valid_name(row.get("dataset"))
-                                                      and _valid_name(row.get("release_id"))):
-                    report.actions.append(f"{_label(row)}: pending, but its hash or signature does not verify: left "
-                                          "as is (run ppdp audit verify)")
-                    report.left += 1
-                    continue
-                report.actions.append(_recover_pending(root, row, published))
-        for item in sorted(os.scandir(root), key=lambda e: e.name):
-            if item.name.startswith(STAGING_PREFIX):
-                remove_path(Path(item.path))
-                if os.path.lexists(item.path):
-                    report.actions.append(f"{_safe(item.name)}: staging leftover could not be removed")
-                    report.left += 1
-                else:
-                    report.actions.append(f"{_safe(item.name)}: staging leftover removed (no pending entry: it never "
-                                          "held a published release)")
-        fsync_dir(root)
-    return report
-
-
-def _recover_pending(root: Path, row: dict, published: set) -> str:
-    seq, release_id, dataset = row["seq"], row["release_id"], row["dataset"]
-    files = json.loads(row["files"])
-    dataset_dir = root / dataset
-    final = dataset_dir / release_id
-    real_parent = _is_real_dir(dataset_dir)
-    common = dict(release_id=release_id, dataset=dataset, started_at=datetime.fromisoformat(row["started_at"]),
-                  spec_sha256=row.get("spec_sha256"), input_sha256=row.get("input_sha256"),
-                  output_sha256=row.get("output_sha256"), manifest_sha256=row.get("manifest_sha256"),
-                  flow_run_id=row.get("flow_run_id"), completes=seq)
-    remove_path(staging_folder(root, release_id))
-    if real_parent and _is_real_dir(final) and _holds_exactly(final, files):
-        done = append_entry(root, status="published", files=files, reason=f"published (recovered: the publish was "
-                            f"interrupted after its folder was renamed into place; completes entry {seq})", **common)
-        return (f"{_label(row)}: completed: its folder holds exactly the signed files; published (entry "
-                f"{done.seq})")
-    removed = ""
-    if real_parent and os.path.lexists(final) and (dataset, release_id) not in published:
-        remove_path(final)
-        removed = "; an incomplete or altered release folder removed"
-    if real_parent:
-        _rmdir_quiet(dataset_dir)
-        fsync_dir(root)
-    fault_point("recover-removed")
-    done = append_entry(root, status="rolled_back", reason=f"rolled back (recovered: the publish was interrupted "
-                        f"before its folder was in place; completes entry {seq}); nothing published", **common)
-    return f"{_label(row)}: rolled back: its folder was not in place{removed} (entry {done.seq})"
-
-
-def _is_real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(os.lstat(path).st_mode)
-    except OSError:
-        return False
-
-
-def _holds_exactly(folder: Path, files: dict[str, str]) -> bool:
-    try:
-        if set(os.listdir(folder)) != set(files):
-            return False
-        return all(stat.S_ISREG(os.lstat(folder / n).st_mode) and file_sha256(folder / n) == h
-                   for n, h in files.items())
-    except OSError:
-        return False
-
-
-def _rmdir_quiet(path: Path) -> None:
-    try:
-        path.rmdir()
-    except OSError:
         pass

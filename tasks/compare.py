@@ -17,9 +17,8 @@ made exactly as ``ppdp run`` would make its release, without publishing it:
   below the floor, and the tuner aims at the floor;
 * rare values, hold-out, tuning (its evaluations run one after another inside the method's task), sanitizing,
   promoting columns published beside the quasi-identifiers (and running again), the privacy gates, the attacker's
-  view and the safety floor (:func:`ppdp.tasks.privacy.validate.privacy_checks`, which calls
-  :func:`~ppdp.tasks.privacy.judge.judge_release`), utility (:func:`ppdp.tasks.utility.evaluate_utility`, or per
-  part for a partitioned release), with the same functions the release flow calls.
+  view and the safety floor, utility (the method's release shape measures both: :mod:`ppdp.tasks.shapes`), with the
+  same functions the release flow calls (:func:`ppdp.tasks.reproduce.prepare_rows` for the rows).
 
 A method that cannot apply (its own check raises :class:`SpecError` or :class:`InputError`: no numeric attribute,
 no sensitive column, a parameter with no default that is not tuned) is listed as not applicable with that one line;
@@ -43,7 +42,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 from pydantic import ValidationError
@@ -54,6 +53,7 @@ from ppdp.schemas.privacy import GATE_UNITS, floor_rules, gates_set
 from ppdp.schemas.reports import Roles
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.errors import InputError, PpdpError, SpecError
+from ppdp.tasks.shapes import PreparedRows
 
 RECOMMENDATION_RULE = (
     "among the methods whose privacy policy, safety floor and utility gates all hold (what ppdp run would publish) "
@@ -222,34 +222,19 @@ def _own(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def method_rows(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, cls
-                ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Rare values and hold-out as the release flow does them for ``cls`` (``prepare``): (training rows, held-out
-    rows, every record: training rows then held-out ones, or, for a method publishing every row, the input order)."""
-    from ppdp.tasks import rare, utility
-
-    skip = roles.rare_rule_skip if cls.generalizes else ()
-    merged, report = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
-    train, test = utility.split_holdout(merged, roles.class_column, spec.utility.test_fraction, spec.seed)
-    if not cls.covers_every_row:  # only the training rows are published: count again on them
-        train, test, _ = rare.merge_rare_on_published(train, test, roles, spec.rare_k, report, skip)
-        merged = utility.join_rows(train, test)
-    return train, test, merged.reset_index(drop=True)
-
-
-def tune_plain(spec: ReleaseSpec, roles: Roles, train: pd.DataFrame, test: pd.DataFrame,
-               everything: pd.DataFrame | None):
+def tune_plain(spec: ReleaseSpec, roles: Roles, prepared: PreparedRows):
     """The release flow's tuning step without Prefect: the evaluations run one after another (this runs inside one
     task per method, the methods side by side). Returns (the sanitizer with the chosen value, the trace)."""
     from ppdp.tasks import tune
     from ppdp.tasks.sanitize.registry import build_sanitizer
 
     base = _own(build_sanitizer)(spec.method, seed=spec.seed)
-    rows = train if everything is None else everything
+    train, test, rows = prepared.train, prepared.test, prepared.source
     check = spec.tuning.objective == "best_utility_meeting_policy"
     parameter = spec.tuning.parameter or next(iter(base.tunable), None)
 
     def evaluate_many(values: list[float]):
+        assert parameter is not None  # tune.tune evaluates values only of a tunable parameter
         return [tune.evaluate_value(base, parameter, int(v) if float(v).is_integer() else v, train, test, roles,
                                     spec.utility.classifier, spec.tuning.repeats, spec.privacy, check)
                 for v in values]
@@ -259,26 +244,8 @@ def tune_plain(spec: ReleaseSpec, roles: Roles, train: pd.DataFrame, test: pd.Da
     trace = tune.tune(spec.tuning, sanitizer=base, domains=domains, policy=spec.privacy,
                       sizes=tune.class_sizes(train, roles), evaluate_many=_own(evaluate_many),
                       suggest=_own(lambda t: base.suggest(train, roles, t)),
-                      search=_own(lambda: tune.search_lattice(base, rows, roles)))
-    if trace.lattice is not None:
-        return base.with_params(**{trace.parameter: dict(trace.lattice.node)}), trace
-    chosen = base if trace.parameter is None or trace.chosen is None else base.with_params(
-        **{trace.parameter: trace.chosen})
-    return chosen, trace
-
-
-def utility_of(spec: ReleaseSpec, release, roles: Roles, train: pd.DataFrame, test: pd.DataFrame,
-               everything: pd.DataFrame, every_row: bool):
-    """The utility step the release flow submits for this release (``submit_utility``), as a plain call."""
-    from ppdp.tasks import utility
-
-    if release.parts:
-        return utility.evaluate_parts_utility(train, release, test, roles, spec.utility, spec.seed)
-    if every_row:
-        published_train, published_test = utility.split_release(release, everything, roles.class_column,
-                                                                spec.utility.test_fraction, spec.seed)
-        return utility.evaluate_utility(train, published_train, test, roles, spec.utility, spec.seed, published_test)
-    return utility.evaluate_utility(train, release.frame, test, roles, spec.utility, spec.seed)
+                      search=_own(lambda name: tune.search_lattice(base, name, rows, roles)))
+    return tune.tuned(base, trace), trace
 
 
 def _tuned_text(parameter: str | None, value: Any) -> str | None:
@@ -323,8 +290,9 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     raises: a refusal or a failure is the row's status and reason (an unexpected error by its type only: its message
     may quote data)."""
     from ppdp.tasks.privacy.judge import promote_counted_columns
-    from ppdp.tasks.privacy.validate import privacy_checks
+    from ppdp.tasks.reproduce import prepare_rows
     from ppdp.tasks.sanitize.registry import method_class, run_method
+    from ppdp.tasks.shapes import check_privacy, check_utility
     from ppdp.tasks.tune import recalls_two_classes
 
     started = time.perf_counter()
@@ -337,20 +305,19 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
         return CompareRow(**row, **extra, status=status, reason=reason, seconds=time.perf_counter() - started)
 
     try:
-        train, test, everything = _own(method_rows)(spec, protected, roles, cls)
-        every_row = cls.covers_every_row
-        source = everything if every_row else train
+        prepared = _own(prepare_rows)(spec, cls, protected, roles)
+        source = prepared.source
         promoted: list[str] = []
         for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
-            sanitizer, trace = tune_plain(spec, roles, train, test, everything if every_row else None)
+            sanitizer, trace = tune_plain(spec, roles, prepared)
             release, _ = _own(run_method)(sanitizer, source, roles, order_key)
-            report = _own(privacy_checks)(source, release, roles, spec, everything)
+            report = _own(check_privacy)(cls, source, release, roles, spec, prepared.everything)
             again = _own(promote_counted_columns)(roles, report, spec.privacy) if attempt == 1 else None
             if again is None:
                 break
             promoted = [t.name for t in again.columns if t.role != roles.get(t.name).role]
             roles = again
-        util = _own(utility_of)(spec, release, roles, train, test, everything, every_row)
+        util = _own(check_utility)(cls, spec, release, roles, prepared)
     except _MethodFailure as failure:
         return done("not_applicable", _one_line(failure.error))
     except InputError as exc:  # the tuner's own: no value of the parameter passes the policy (or can be searched)
@@ -382,7 +349,7 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
                      average_risk=view.group_average_risk if groups else view.average_risk,
                      exact_copies=view.exact_copies, linkage_risk=view.linkage_risk,
                      disclosure_gain=view.disclosure_gain, epsilon=view.epsilon)
-    extra["accuracy_constant"] = constant_accuracy(train, test, roles.class_column)
+    extra["accuracy_constant"] = constant_accuracy(prepared.train, prepared.test, roles.class_column)
     extra["signal"] = recalls_two_classes([c.sanitized for c in util.per_class])
     reasons = refusal_reasons(report, util)
     try:
@@ -475,7 +442,8 @@ def compare_in_process(spec: ReleaseSpec, methods: Sequence[str] | None = None) 
     roles = tag.tag_columns(frame, spec)
     protected = tag.protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
     order_key = existing_order_key(spec)
-    rows = [row if row is not None else compare_method(method, protected, roles, source, order_key)
+    # plan gives a method's spec whenever it gives no ready row
+    rows = [row if row is not None else compare_method(cast(ReleaseSpec, method), protected, roles, source, order_key)
             for _, method, source, row in plan(spec, methods)]
     return summarize(rows, spec, input_sha256=report.input_sha256, input_rows=report.rows,
                      seconds=time.perf_counter() - started)
@@ -559,7 +527,7 @@ def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_sha256: st
 def pareto_frontier(points: Sequence[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
     """The points (risk, accuracy ratio, name) no other point beats on both (lower or equal risk and higher or equal
     ratio, one of them strictly), by increasing risk."""
-    out = []
+    out: list[tuple[float, float, str]] = []
     for p in sorted(points, key=lambda p: (p[0], -p[1], p[2])):
         if not out or p[1] > out[-1][1]:
             out.append(p)
@@ -571,7 +539,7 @@ def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None
     release's claims table: Prefect renders each text cell as markdown)."""
     from ppdp.tasks.report import _table_cell
 
-    out = []
+    out: list[dict[str, str | int | float | None]] = []
     for r in result.rows:
         risk_name, risk = risk_of(r)
         out.append({"method": r.method, "status": r.status.replace("_", " "), "tuned": r.tuned or "",

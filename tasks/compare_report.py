@@ -1,5 +1,5 @@
 """``compare.html``: the comparison of ``ppdp compare`` as one self-contained page, like a release's ``report.html``
-(its CSS, table, badge and SVG helpers from :mod:`ppdp.tasks.report`: inline CSS and SVG, no script, nothing
+(its CSS, table, badge and SVG helpers from :mod:`ppdp.tasks.report`'s modules: inline CSS and SVG, no script, nothing
 loaded, a ``default-src 'none'`` content policy).
 
 It holds aggregates only (figures, method and column names, one-line reasons that name no data value) and is
@@ -14,23 +14,10 @@ from pathlib import Path
 from ppdp.schemas.compare import CompareResult, CompareRow
 from ppdp.schemas.privacy import FLOOR
 from ppdp.tasks.compare import pareto_frontier, risk_of
-from ppdp.tasks.report import (
-    _CSS,
-    _WIDTH,
-    _axes,
-    _badge,
-    _e,
-    _fmt,
-    _legend,
-    _n,
-    _nice_ticks,
-    _Scale,
-    _share,
-    _svg,
-    _table,
-    html_page,
-    write_atomic,
-)
+from ppdp.tasks.report import write_atomic
+from ppdp.tasks.report.charts import _WIDTH, _axes, _legend, _n, _nice_ticks, _Scale, _svg
+from ppdp.tasks.report.fmt import _e, _fmt, _share
+from ppdp.tasks.report.markup import _CSS, _badge, _table, html_page
 
 _STATUS = {"passes": ("ok", "passes"), "refused": ("bad", "refused"), "not_applicable": ("muted", "not applicable"),
            "error": ("bad", "error")}

@@ -34,8 +34,13 @@ import secrets
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from ppdp.tasks.core.errors import PpdpError, PublishError
+
+if TYPE_CHECKING:  # cryptography and Prefect are imported only where a key is made or loaded
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+    from prefect.blocks.system import Secret
 
 ENV_BLOCK = "PPDP_AUDIT_KEY_BLOCK"
 ENV_KEY_FILE = "PPDP_AUDIT_KEY"
@@ -56,17 +61,19 @@ class SigningKey:
     key_id: str
     source: str
     path: Path | None = None  # the key file, when there is one
-    _private: object = None  # Ed25519PrivateKey
+    _private: Ed25519PrivateKey | None = None
     _secret: bytes | None = None  # HMAC secret
 
     def sign(self, message: bytes) -> str:
         if self._secret is not None:
             return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
+        assert self._private is not None  # a key holds an HMAC secret or an Ed25519 private key
         return self._private.sign(message).hex()
 
     def verifier(self) -> VerifyKey:
         if self._secret is not None:
             return VerifyKey(self.key_id, self.source, _secret=self._secret)
+        assert self._private is not None  # a key holds an HMAC secret or an Ed25519 private key
         return VerifyKey(self.key_id, self.source, _public=self._private.public_key())
 
 
@@ -74,7 +81,7 @@ class SigningKey:
 class VerifyKey:
     key_id: str
     source: str
-    _public: object = None  # Ed25519PublicKey
+    _public: Ed25519PublicKey | None = None
     _secret: bytes | None = None
 
     def check(self, message: bytes, signature: str) -> bool:
@@ -85,6 +92,7 @@ class VerifyKey:
             return hmac.compare_digest(expected, signature)
         from cryptography.exceptions import InvalidSignature
 
+        assert self._public is not None  # a key holds an HMAC secret or an Ed25519 public key
         try:
             self._public.verify(bytes.fromhex(signature), message)
         except (InvalidSignature, ValueError):
@@ -165,7 +173,8 @@ def _from_block(name: str) -> SigningKey:
     try:
         from prefect.blocks.system import Secret
 
-        value = Secret.load(name).get()
+        # Prefect types load() as "the block or a coroutine" (sync_compatible); called synchronously it is the block
+        value = cast("Secret", Secret.load(name)).get()
     except Exception as exc:  # noqa: BLE001 - Prefect raises several types for a missing or unreachable block
         raise PublishError(f"cannot load the audit key from {source} ({type(exc).__name__})") from None
     if not value:

@@ -8,11 +8,11 @@ system) and ``os.rename`` moves it to ``<root>/<dataset>/<release_id>`` in one s
 the release into ``<root>/.staging-<release_id>``, (2) appends a signed ``pending`` audit entry holding the
 staged folder's exact file list and hashes, (3) renames the folder into place, (4) appends the ``published``
 entry that completes the pending one (``completes=<pending seq>``). A kill at any instant leaves either a root
-that verifies or one that ``ppdp audit recover`` (:func:`ppdp.tasks.audit.recover`) brings back to one:
+that verifies or one that ``ppdp audit recover`` (:func:`ppdp.tasks.recovery.recover`) brings back to one:
 a pending entry whose folder is in place with exactly its files is completed, any other is rolled back, and a
 staging folder is removed (it never holds anything that was published). An error (not a kill) rolls back at
 once. ``PPDP_FAULT_AT`` names a point where the process kills itself, for the crash tests only
-(:func:`ppdp.tasks.audit.fault_point`).
+(:func:`ppdp.tasks.staging.fault_point`).
 """
 
 from __future__ import annotations
@@ -21,20 +21,25 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pydantic import BaseModel
 
 from ppdp.schemas.manifest import ColumnTreatment, Manifest, PartRecord, Versions
+from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import ExpectationOutcome, RareCategoryReport, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
-from ppdp.tasks.audit import fault_point, fsync_dir, remove_path, staging_folder
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.layout import ensure_root, parts_digest, read_parquet_metadata, release_folder  # noqa: F401
+from ppdp.tasks.staging import fault_point, fsync_dir, remove_path, staging_folder
 
 META_RELEASE_ID = b"ppdp.release_id"
 META_MANIFEST_SHA = b"ppdp.manifest_sha256"
@@ -45,7 +50,7 @@ def new_release_id(now: datetime | None = None) -> str:
     return f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
 
 
-def canonical_manifest_bytes(manifest: Manifest) -> bytes:
+def canonical_manifest_bytes(manifest: BaseModel) -> bytes:
     return json.dumps(manifest.model_dump(mode="json"), sort_keys=True, separators=(",", ":")).encode("utf-8")
 
 
@@ -77,13 +82,7 @@ def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
     (``data.parquet``), or for a partitioned release each part's table by name (the files its manifest's
     ``parts`` name). On any failure the staging folder is removed and :class:`PublishError` (or the original
     exception) is raised."""
-    final = release_folder(root, manifest.dataset, manifest.release_id)
-    if os.path.lexists(final):
-        raise PublishError(f"release folder {final} already exists")
-    staging = staging_folder(root, manifest.release_id)
-    try:
-        staging.mkdir(parents=True)
-        fault_point("staging-created")
+    with new_staging(root, manifest.dataset, manifest.release_id) as staging:
         m_hash = manifest_sha256(manifest)
         if isinstance(frame, dict):
             if [p.name for p in manifest.parts] != list(frame):
@@ -92,7 +91,7 @@ def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
                                                                      manifest.release_id, m_hash)})
                      for p in manifest.parts]
             manifest = manifest.model_copy(update={"parts": parts, "output_sha256": parts_digest(
-                [(p.file, p.sha256) for p in parts])})
+                [(p.file, cast(str, p.sha256)) for p in parts])})  # each sha256 was just written
         else:
             out_sha = _write_parquet(frame, staging / "data.parquet", manifest.release_id, m_hash)
             manifest = manifest.model_copy(update={"output_sha256": out_sha})
@@ -101,17 +100,7 @@ def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
         for name, payload in (extras or {}).items():
             (staging / name).write_bytes(payload)
         (staging / "report.html").write_text(_render_report(staging), encoding="utf-8")
-        for name in os.listdir(staging):
-            with open(staging / name, "rb") as fh:
-                os.fsync(fh.fileno())
-        fsync_dir(staging)
-        files = release_files(staging)
-    except OSError as exc:
-        remove_path(staging)
-        raise PublishError(f"cannot write release under {root} ({exc.strerror or type(exc).__name__})") from None
-    except BaseException:
-        remove_path(staging)
-        raise
+        files = seal(staging)
     fault_point("staged")
     return staging, manifest, m_hash, files
 
@@ -168,6 +157,36 @@ def write_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
 def release_files(folder: Path) -> dict[str, str]:
     """Name to SHA-256 of every file in a release folder (flat: a release has no subfolders)."""
     return {name: file_sha256(folder / name) for name in sorted(os.listdir(folder))}
+
+
+@contextmanager
+def new_staging(root: Path, dataset: str, release_id: str) -> Iterator[Path]:
+    """A new staging folder ``<root>/.staging-<release_id>`` for a release of ``dataset`` that is not published yet;
+    on any failure inside the block the folder is removed, and an :class:`OSError` becomes one
+    :class:`PublishError` line (any other exception is raised as it is)."""
+    final = release_folder(root, dataset, release_id)
+    if os.path.lexists(final):
+        raise PublishError(f"release folder {final} already exists")
+    staging = staging_folder(root, release_id)
+    try:
+        staging.mkdir(parents=True)
+        fault_point("staging-created")
+        yield staging
+    except OSError as exc:
+        remove_path(staging)
+        raise PublishError(f"cannot write release under {root} ({exc.strerror or type(exc).__name__})") from None
+    except BaseException:
+        remove_path(staging)
+        raise
+
+
+def seal(staging: Path) -> dict[str, str]:
+    """fsync every staged file and the folder; the folder's exact file list (name to SHA-256)."""
+    for name in os.listdir(staging):
+        with open(staging / name, "rb") as fh:
+            os.fsync(fh.fileno())
+    fsync_dir(staging)
+    return release_files(staging)
 
 
 def _rmdir_quiet(path: Path) -> None:
@@ -245,8 +264,8 @@ def check_output(release, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOu
     from ppdp.expectations import validate_frame
 
     outcomes = []
-    for part in release.parts or (None,):  # a partitioned release: each part against the suite, over its own QIs
-        frame = release.frame if part is None else part.frame
+    # a partitioned release: each part against the suite, over its own quasi-identifiers
+    for frame in [p.frame for p in release.parts] if isinstance(release, PartsRelease) else [release.frame]:
         outcomes += validate_frame(frame, output_suite(list(frame.columns), roles, spec, release.unit))
     failed = [o for o in outcomes if not o.success]
     if failed:
@@ -303,8 +322,11 @@ def below_floor_note(manifest: Manifest) -> str:
     return (f" BELOW THE SAFETY FLOOR, accepted by {a.approved_by}: {a.reason} (failed: {'; '.join(a.failed)})")
 
 
-def publish_staged(manifest, stage, started: datetime, what: str = "", after_pending=None
-                   ) -> tuple[Path, object, str]:
+_Staged = TypeVar("_Staged", bound=BaseModel)
+
+
+def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, dict[str, str]]], started: datetime,
+                   what: str = "", after_pending=None) -> tuple[Path, _Staged, str]:
     """The crash-safe publish of any release folder (a release, a federated model): under the root's publish lock,
     ``stage(root)`` writes the staging folder and returns (staging folder, final manifest, manifest hash, file
     list); then the ``pending`` entry, the rename, the completing ``published`` entry. ``manifest`` has the
@@ -387,18 +409,20 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
     from ppdp.schemas.methods import GROUP_COLUMN
 
     frame = release.frame
+    released_parts = release.parts if isinstance(release, PartsRelease) else ()
     parts = [PartRecord(name=p.name, file=f"{p.name}.parquet", rows=len(p.frame),
                         columns=[str(c) for c in p.frame.columns], quasi_identifiers=list(p.quasi_identifiers),
                         sensitive_attributes=[s for s in roles.names(Role.sensitive) if s in p.frame.columns],
                         privacy=report)
-             for p, report in zip(release.parts, privacy._parts or [])]
-    if len(parts) != len(release.parts):
+             for p, report in zip(released_parts, privacy.part_reports)]
+    if len(parts) != len(released_parts):
         raise PublishError(f"release {release_id}: a part's privacy was not measured; nothing published")
     rows = max((p.rows for p in parts), default=0) if parts else len(frame)  # every part holds every record
     columns = list(dict.fromkeys(c for p in parts for c in p.columns)) if parts else [str(c) for c in frame.columns]
     return Manifest(
         release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest.input_sha256,
-        rows=rows, columns=columns, unit=release.unit, parts=parts, partition=release.partition,
+        rows=rows, columns=columns, unit=release.unit, parts=parts,
+        partition=release.partition if isinstance(release, PartsRelease) else None,
         group_column=GROUP_COLUMN if GROUP_COLUMN in frame.columns else None,
         treatments=column_treatments(roles, release.treatments, method.name, release.unit, rare),
         spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,

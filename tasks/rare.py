@@ -93,7 +93,7 @@ def _suppress(series: pd.Series, mask: np.ndarray) -> pd.Series:
     """``series`` with the cells under ``mask`` set missing (integers / booleans -> nullable dtypes)."""
     dtype = series.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in _NULLABLE:
-        series = series.astype(f"{_NULLABLE[dtype.kind]}{dtype.itemsize * 8}")
+        series = series.astype(pd.api.types.pandas_dtype(f"{_NULLABLE[dtype.kind]}{dtype.itemsize * 8}"))
     elif isinstance(dtype, np.dtype) and dtype.kind == "b":
         series = series.astype("boolean")
     return series.mask(mask)
@@ -171,7 +171,7 @@ def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple
         A value must occur at least this many times to be published.
     skip : sequence of str
         Columns left to the method: the quasi-identifiers of a method that publishes them only in classes of at
-        least k records (``Sanitizer.generalizes``), where the rule holds by construction.
+        least k records (:meth:`ppdp.tasks.shapes.ReleaseShape.rare_rule_skip`), where the rule holds by construction.
     count_on : ndarray of bool, optional
         The rows whose values are counted (the rows that will be published); the recoding applies to every row.
         Default: every row.

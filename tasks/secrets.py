@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, cast
 
 from ppdp.schemas.spec import IdentifierPolicy
+
+if TYPE_CHECKING:  # Prefect is imported only when a Secret block is named
+    from prefect.blocks.system import Secret
 
 
 def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
@@ -16,7 +20,8 @@ def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
         try:
             from prefect.blocks.system import Secret
 
-            value = Secret.load(policy.key_secret_block).get()
+            # Prefect types load() as "the block or a coroutine" (sync_compatible); called synchronously it is the block
+            value = cast("Secret", Secret.load(policy.key_secret_block)).get()
             if value:
                 return str(value).encode("utf-8")
         except (ValueError, RuntimeError, ImportError):

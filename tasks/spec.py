@@ -90,6 +90,7 @@ class _SpecLoader(yaml.SafeLoader):
         finally:
             if nested:
                 self._depth -= 1
+        assert node is not None  # PyYAML's composer returns a node or raises (its stubs say Node | None)
         if node.tag not in _PLAIN_TAGS:
             raise _Refused(line, "only plain values, lists and mappings are allowed (no YAML tags or merge keys)")
         return node
@@ -176,10 +177,10 @@ def read_spec_mapping(spec_path: Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         position = getattr(exc, "position", None)  # reader errors (control characters) carry a position instead
-        line = mark.line + 1 if mark is not None else (
+        at_line = mark.line + 1 if mark is not None else (
             text[:position].count("\n") + 1 if isinstance(position, int) else None)
         # PyYAML's own text may quote the offending characters: give the line only
-        raise SpecError(f"{where}: not valid YAML" + (f" at line {line}" if line else "")) from None
+        raise SpecError(f"{where}: not valid YAML" + (f" at line {at_line}" if at_line else "")) from None
     if not isinstance(raw, dict):
         raise SpecError(f"{where}: must be a mapping of keys (dataset, source, ...)")
     return raw

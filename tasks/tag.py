@@ -59,7 +59,7 @@ _IDENTIFIER_TOKENS = {
     "telephone", "mobile", "fax", "ssn", "nino", "passport", "uuid", "guid", "id", "ids",
     "identifier", "iban", "mrn", "address", "street", "username", "login", "rownames",
 }
-_IDENTIFIER_PHRASES = {
+_IDENTIFIER_PHRASES: set[tuple[str, ...]] = {
     ("social", "security"), ("record", "id"), ("first", "name"), ("last", "name"), ("full", "name"),
     ("e", "mail"), ("phone", "number"), ("account", "number"), ("customer", "number"), ("patient", "number"),
     ("medical", "record"), ("ip", "address"), ("national", "id"), ("row", "names"),
@@ -219,7 +219,7 @@ def undeclared_risks(series: pd.Series) -> dict[str, str]:
     if n >= DISTINCT_MIN_VALUES and distinct / n >= DISTINCT_MIN_SHARE:
         reasons["distinct"] = (f"many distinct values: {distinct} distinct among {n} non-missing values "
                                f"({distinct / n:.1%} >= {DISTINCT_MIN_SHARE:.0%})")
-    texts = counts.index.to_series(index=range(len(counts))).astype(str)
+    texts = counts.index.to_series(index=pd.RangeIndex(len(counts))).astype(str)
     prose = ((texts.str.count(_WORD.pattern) >= PROSE_MIN_WORDS) | (texts.str.len() >= PROSE_MIN_CHARS)).to_numpy()
     prose_share = float(counts.to_numpy()[prose].sum()) / scanned
     if prose_share >= PROSE_MIN_SHARE and int(prose.sum()) >= PROSE_MIN_DISTINCT:
@@ -465,6 +465,7 @@ def protect_identifiers(frame: pd.DataFrame, roles: Roles, policy: IdentifierPol
     out = frame.drop(columns=drop)
     if not pseudo:
         return out if drop else frame.copy()
+    assert key is not None  # refused above: pseudonyms need a key
     for name in pseudo:
         out[name] = pseudonym(out[name], key)
     return out

@@ -64,11 +64,9 @@ from ppdp.schemas.methods import Domain, FloatRange, IntRange, Lattice
 from ppdp.schemas.reports import Evaluation, LatticeSearch, Roles, TuningTrace
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.core.groups import equivalence_class_ids
-from ppdp.tasks.privacy.judge import judge_release
-from ppdp.tasks.privacy.measure import interval_privacy, measure_release
 from ppdp.tasks.sanitize.base import Sanitizer
-from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder, join_rows, parts_accuracy
+from ppdp.tasks.shapes import meets_policy, shape_of  # noqa: F401  (meets_policy: the tuner's policy check)
+from ppdp.tasks.utility import feature_encoder
 
 EvaluateMany = Callable[[list[float]], list[Evaluation]]
 _REAL_ITERATIONS = 40
@@ -81,24 +79,6 @@ def class_sizes(frame: pd.DataFrame, roles: Roles) -> dict[str, int]:
         return {"(all)": len(frame)}
     counts = frame[cls].astype(str).value_counts().sort_index()
     return {f"class #{i}": int(v) for i, v in enumerate(counts.to_numpy())}
-
-
-def privacy_figure(train: pd.DataFrame, release, roles: Roles, policy: PrivacyThresholds | None, seed: int
-                   ) -> float | None:
-    """The unit's privacy figure for the tuner (larger = more private)."""
-    if release.unit == "generating_group":
-        return interval_privacy(train, release, roles, seed=seed)
-    if release.unit == "equivalence_class":
-        qis = [q for q in roles.quasi_identifiers if q in release.frame.columns]
-        ids = equivalence_class_ids(release.frame, qis)
-        return float(np.bincount(ids).min()) if ids.size else None
-    report = measure_release(train, release, roles, thresholds=policy, attack_queries=0)
-    return report.dcr_quantile
-
-
-def meets_policy(report) -> bool:
-    """Every gate passes and the release meets the safety floor (or the policy accepts publishing below it)."""
-    return report.passed and report.floor is not None and report.floor.publishable
 
 
 def evaluate_value(
@@ -114,49 +94,24 @@ def evaluate_value(
     check_policy: bool = False,
     standardize: bool = True,
 ) -> Evaluation:
-    """Sanitize ``train`` with ``parameter = value`` (``repeats`` seeds); measure held-out accuracy, the privacy
-    figure and, when ``check_policy``, whether every gate of ``policy`` passes (all runs must pass)."""
+    """Sanitize the method's rows (its shape's :meth:`~ppdp.tasks.shapes.ReleaseShape.tuning_rows`) with
+    ``parameter = value`` (``repeats`` seeds); measure held-out accuracy, the privacy figure and, when
+    ``check_policy``, whether every gate of ``policy`` passes (all runs must pass), as the shape scores a run."""
     started = time.perf_counter()
+    shape = shape_of(sanitizer)
     encoder = feature_encoder(train, roles, standardize)
-    every_row = sanitizer.covers_every_row  # sanitize every row; train and test on the release's own rows
-    # every input record: the rows a recoding publishes, and the floor's exact copies when the policy is checked
-    everything = join_rows(train, test) if every_row or check_policy else None
-    source = everything if every_row else train
+    source = shape.tuning_rows(train, test)
     privacy, accs, per, meets = [], [], [], []
     for r in range(repeats):
         run = sanitizer.with_params(**{parameter: value, "seed": sanitizer.seed + r})
-        release = run.sanitize(source, roles)
-        if release.parts:  # a partitioned release: one report over every part gives the figure and the gates
-            from ppdp.tasks.privacy.parts import measure_release_parts
-
-            parts_report = measure_release_parts(release, roles, policy or PrivacyThresholds(),
-                                                 protected=sanitizer.protected_columns(roles))[0]
-            p = None if parts_report.k is None else float(parts_report.k)  # the smallest class of any part
-            if check_policy:
-                meets.append(meets_policy(parts_report))
-        else:
-            p = privacy_figure(source, release, roles, policy, sanitizer.seed + r)
-        if p is not None:
-            privacy.append(p)
-        if check_policy and not release.parts:
-            report = judge_release(source, release, roles, policy or PrivacyThresholds(),
-                                   protects=sanitizer.protects, protected=sanitizer.protected_columns(roles),
-                                   seed=sanitizer.seed + r, everything=everything, attack_queries=0)
-            meets.append(meets_policy(report))
-        if release.parts:
-            cls = roles.class_column
-            acc, per_class, _ = parts_accuracy({p.name: p.frame for p in release.parts}, release.recode(test),
-                                               test[cls].astype(str).to_numpy(), cls, classifier, sanitizer.seed + r)
-        elif every_row:
-            held = np.asarray(release.row_source) >= len(train)
-            rel_train, view = decode_generalized(release.frame.loc[~held], roles)
-            rel_test, _ = decode_generalized(release.frame.loc[held], roles)
-            acc, per_class, _ = accuracy(rel_train, rel_test, view, classifier,
-                                         feature_encoder(rel_train, view, standardize), sanitizer.seed + r)
-        else:
-            acc, per_class, _ = accuracy(release.frame, test, roles, classifier, encoder, sanitizer.seed + r)
-        accs.append(acc)
-        per.append(per_class)
+        score = shape.score(run, run.sanitize(source, roles), train, test, roles, classifier,
+                            policy or PrivacyThresholds(), check_policy, sanitizer.seed + r, encoder, standardize)
+        if score.privacy is not None:
+            privacy.append(score.privacy)
+        if score.meets_policy is not None:
+            meets.append(score.meets_policy)
+        accs.append(score.accuracy)
+        per.append(score.per_class)
     labels = sorted({c for p in per for c in p})
     return Evaluation(
         value=float(value),
@@ -169,9 +124,16 @@ def evaluate_value(
     )
 
 
-def search_lattice(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles) -> Any:
-    """The method's lattice search on ``frame`` (the ``lattice`` strategy's one evaluation)."""
-    return sanitizer.search(frame, roles)
+def search_lattice(sanitizer: Sanitizer, parameter: str, frame: pd.DataFrame, roles: Roles) -> LatticeSearch:
+    """The method's lattice search for ``parameter`` on ``frame`` (the ``lattice`` strategy's one evaluation)."""
+    return sanitizer.search_parameter(parameter, frame, roles)
+
+
+def tuned(sanitizer: Sanitizer, trace: TuningTrace) -> Sanitizer:
+    """The sanitizer the trace chose: its lattice node, its chosen value, or the spec's own (nothing tuned)."""
+    if trace.lattice is not None:
+        return sanitizer.with_tuned(trace.parameter, dict(trace.lattice.node))
+    return sanitizer.with_tuned(trace.parameter, trace.chosen)
 
 
 def sequential(evaluate_one: Callable[[float], Evaluation]) -> EvaluateMany:
@@ -442,13 +404,13 @@ def tune(
     sizes: dict[str, int],
     evaluate_many: EvaluateMany | None,
     suggest: Callable[[float | None], tuple[dict[str, Any], str]] | None = None,
-    search: Callable[[], Any] | None = None,
+    search: Callable[[str], LatticeSearch] | None = None,
     plan: Callable[[int | None], None] | None = None,
 ) -> TuningTrace:
     """Choose the value of the tuned parameter (see the module docstring). ``domains`` are the method's
-    domains on the training data; ``suggest(threshold)`` is the method's own rule; ``search()`` its lattice
-    search (:meth:`ppdp.tasks.sanitize.base.Sanitizer.search`); ``plan(n)`` is told, before the first evaluation,
-    the most values the search can evaluate (None when unknown), for progress counts."""
+    domains on the training data; ``suggest(threshold)`` is the method's own rule; ``search(parameter)`` its
+    lattice search (:meth:`ppdp.tasks.sanitize.base.Sanitizer.search_parameter`); ``plan(n)`` is told, before the
+    first evaluation, the most values the search can evaluate (None when unknown), for progress counts."""
     started = time.perf_counter()
     tunable = list(sanitizer.tunable)
     parameter = spec.parameter or (tunable[0] if tunable else None)
@@ -474,19 +436,13 @@ def tune(
                            rule=f"method.{parameter} = {value} from the spec (not tuned)",
                            seconds=time.perf_counter() - started)
     if spec.strategy == "lattice":
-        if search is None or parameter not in sanitizer.lattice_parameters:
+        if search is None:
             raise SpecError(f"tuning.strategy lattice: method {sanitizer.name} has no lattice parameter")
-        found = search()
-        measure = str(getattr(found, "measure", None) or getattr(sanitizer, "measure", "loss"))
-        lattice = LatticeSearch(node={str(c): int(v) for c, v in found.node.items()}, measure=measure,
-                                measures={str(m): float(v) for m, v in found.measures.items()},
-                                checked=int(found.checked), visited=int(found.visited), total=int(found.total),
-                                classes=int(found.classes), suppressed_rows=int(found.suppressed_rows),
-                                seconds=float(found.seconds))
+        lattice = search(parameter)
         node = ", ".join(f"{c}={v}" for c, v in lattice.node.items())
         return TuningTrace(**common, chosen=None, lattice=lattice, candidates=lattice.total,
-                           rule=f"lattice search with monotone pruning: the node ({node}) of least {measure} among "
-                                f"those meeting every gate; {lattice.checked} of {lattice.total} nodes checked",
+                           rule=f"lattice search with monotone pruning: the node ({node}) of least {lattice.measure} "
+                                f"among those meeting every gate; {lattice.checked} of {lattice.total} nodes checked",
                            seconds=time.perf_counter() - started)
     domain = domains[parameter]
     if isinstance(domain, Lattice):
@@ -516,14 +472,15 @@ def tune(
     if spec.strategy == "suggested":
         if suggest is None:
             raise SpecError(f"tuning.strategy suggested: method {sanitizer.name} has no suggestion rule")
-        values, why = suggest(low)
-        value = float(values[parameter])
+        suggested, why = suggest(low)
+        value = float(suggested[parameter])
         clamped = min(max(value, low), high)
         note = "" if clamped == value else f", clamped to [{low:g}, {high:g}]"
         return done(clamped, [], 1, f"{why}: {parameter} = {value:g}{note}", suggested=value)
     if evaluate_many is None:
         raise ValueError(f"tuning strategy {spec.strategy} needs an evaluator")
     span = f"[{low:g}, {high:g}]"
+    pick: Evaluation | None  # the chosen evaluation (None: no value passes the gates)
     if spec.strategy == "bisect":
         count = int(high - low + 1) if integer else None  # a real range: the values evaluated
         if plan is not None:

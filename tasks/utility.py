@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import ClassAccuracy, DeltaR, GateResult, Roles, UtilityReport
 from ppdp.schemas.spec import UtilitySpec
 from ppdp.tasks.core.encoding import TableEncoder
@@ -189,9 +190,9 @@ def decode_generalized(frame: pd.DataFrame, roles: Roles) -> tuple[pd.DataFrame,
 
 def split_release(release, frame: pd.DataFrame, class_column: str, fraction: float, seed: int
                   ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A release that stands for every row of ``frame`` (``Sanitizer.covers_every_row``), split as
-    :func:`split_holdout` splits ``frame``: (published rows of the training split, published rows of the held-out
-    split), by ``row_source``."""
+    """A release that stands for every row of ``frame`` (a method of the every-row shape,
+    :data:`ppdp.tasks.shapes.EVERY_ROW`), split as :func:`split_holdout` splits ``frame``: (published rows of the
+    training split, published rows of the held-out split), by ``row_source``."""
     _, test_positions = holdout_positions(frame, class_column, fraction, seed)
     held = np.isin(np.asarray(release.row_source), test_positions)
     frame = release.frame
@@ -289,7 +290,8 @@ def name_classes(report: UtilityReport, release, class_column: str | None, k: in
     """``report`` with every class label that the published data holds fewer than ``k`` times (or not at all: a
     label only held-out rows carry) replaced by ``class #i``, its position among the sorted labels: labels reach
     the manifest, the report, the CLI summary and Prefect's artifacts."""
-    frame = release.parts[0].frame if release.parts else release.frame  # every part holds every record's class
+    # every part of a partitioned release holds every record's class
+    frame = release.parts[0].frame if isinstance(release, PartsRelease) and release.parts else release.frame
     counts = (frame[class_column].dropna().astype(str).value_counts().to_dict()
               if class_column is not None and class_column in frame.columns else {})
     order = sorted(c.label for c in report.per_class)

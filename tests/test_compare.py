@@ -159,6 +159,7 @@ def test_a_table_without_numeric_attributes_lists_the_numeric_methods_as_not_app
     assert result.row("mdav").status in ("passes", "refused") and result.row("mdav").records is not None
 
 
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 def test_the_recommendation_moves_as_documented_when_the_policy_tightens(workspace):
     # min_dcr applies to record-by-record releases, not to classes: tightening it refuses sample generation (whose
     # nearest-record distance is about 1.2) and leaves MDAV's row as it was
@@ -196,6 +197,7 @@ def test_a_generalization_node_is_written_back_with_the_column_it_promoted(works
 
 
 # -- the command -------------------------------------------------------------------------------------------------
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 def test_compare_publishes_nothing_writes_aggregates_and_its_spec_publishes_what_it_measured(
         prefect_harness, workspace, tmp_path, monkeypatch):
     monkeypatch.setenv("PPDP_SERIES_KEY", "s" * 40)  # ppdp run's row order is compare's: the same utility

@@ -3,7 +3,7 @@ must bring the root back to a state that ``ppdp audit verify`` accepts, without 
 published (its completing entry written, or its folder complete in place before the kill), and leaving no
 ``.staging-*`` folder. Also: a killed ``ppdp run`` leaves no temporary Prefect server behind.
 
-Kills are made deterministic by the test hook ``PPDP_FAULT_AT=<point>`` (:func:`ppdp.tasks.audit.fault_point`:
+Kills are made deterministic by the test hook ``PPDP_FAULT_AT=<point>`` (:func:`ppdp.tasks.staging.fault_point`:
 the process SIGKILLs itself at that point), plus a few kills at seeded random moments by wall time. Three
 drivers: the real CLI (``.venv/bin/ppdp run``, its Prefect client pointed at the session's test server, so no
 server start per run), a small script calling :func:`ppdp.tasks.publish.publish_release` alone (no Prefect: every
@@ -29,7 +29,7 @@ from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption,
 from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
-from ppdp.tasks import audit
+from ppdp.tasks import audit, recovery, staging
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.publish import load_manifest, new_release_id, publish_release
 from tests.conftest import base_spec, census
@@ -107,7 +107,7 @@ def site(tmp_path_factory, prefect_harness):
             if not ephemeral:
                 env["PREFECT_API_URL"] = Site.api_url
             if fault:
-                env[audit.FAULT_ENV] = fault
+                env[staging.FAULT_ENV] = fault
             return env
 
     # the template: one release published in process, with a tuning plot (three files)
@@ -156,7 +156,7 @@ def recover_and_check(site, root: Path, before: set[str], cli: bool = True) -> s
         assert rec.returncode == 0 and "Traceback" not in rec.stderr, rec.stdout + rec.stderr
         out = rec.stdout
     else:
-        out = "\n".join(audit.recover(root).actions) or "nothing to recover"
+        out = "\n".join(recovery.recover(root).actions) or "nothing to recover"
     if audit.db_path(root).is_file():
         if cli:
             ver = run([PPDP, "audit", "verify", "--root", root], site.env())
@@ -231,7 +231,7 @@ def test_recovery_killed_midway_is_finished_by_running_it_again(site, tmp_path):
     killed = run([PPDP, "audit", "recover", "--root", root], site.env("published-uncommitted"))
     assert killed.returncode == -signal.SIGKILL and len(on_disk) == 1
     recover_and_check(site, root, before=on_disk, cli=False)
-    assert audit.recover(root).actions == []  # idempotent
+    assert recovery.recover(root).actions == []  # idempotent
     assert [e.status for e in audit.list_entries(root)] == ["pending", "rolled_back", "pending", "published"]
 
 
@@ -320,19 +320,19 @@ def test_a_running_publish_is_neither_refused_nor_recovered(site, tmp_path, monk
     """While another process holds the publish lock, its pending entry is a running publish, not a crash."""
     root = tmp_path / "root"
     assert drive(site, root, "pending-appended").returncode == -signal.SIGKILL
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom ppdp.tasks import audit\n"
-                               "with audit.publish_lock(sys.argv[1]):\n    print('held', flush=True)\n"
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom ppdp.tasks import staging\n"
+                               "with staging.publish_lock(sys.argv[1]):\n    print('held', flush=True)\n"
                                "    time.sleep(60)\n", str(root)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         audit.require_no_interrupted_publish(root)  # no refusal: someone is publishing
-        with pytest.raises(audit.RootBusy):
-            audit.recover(root, wait=0.3)
+        with pytest.raises(staging.RootBusy):
+            recovery.recover(root, wait=0.3)
         assert len(audit.interrupted_publishes(root)) == 1 and list(root.glob(".staging-*"))
     finally:
         holder.kill()
         holder.wait()
-    assert len(audit.recover(root).actions) == 1 and audit.verify(root) == []
+    assert len(recovery.recover(root).actions) == 1 and audit.verify(root) == []
 
 
 # -- errors that are not kills roll back at once -------------------------------------------------------------
@@ -388,7 +388,7 @@ def test_recover_leaves_a_forged_pending_entry_and_never_signs_it(site, tmp_path
     audit.append_entry(root, release_id="planted", dataset="census", status="pending", reason="x",
                        started_at=datetime.now(UTC), files={"data.parquet": audit.file_sha256(folder / "data.parquet")})
     monkeypatch.setenv("PPDP_CONFIG_DIR", str(site.dir / "config"))
-    report = audit.recover(root)
+    report = recovery.recover(root)
     assert report.left == 1 and "does not verify" in report.actions[0]
     assert [e.status for e in audit.list_entries(root)] == ["pending"] and folder.is_dir()
 
@@ -450,7 +450,7 @@ def _kill_mid_run(argv: list[str], env: dict, timeout: float = 180) -> tuple[set
             seen |= _descendants(proc.pid)
             if server_at is None and any(b"uvicorn" in _cmdline(p) for p in seen):
                 server_at = time.monotonic()
-            if server_at is not None and time.monotonic() > server_at + 2 and audit.FAULT_ENV not in env:
+            if server_at is not None and time.monotonic() > server_at + 2 and staging.FAULT_ENV not in env:
                 break
             time.sleep(0.05)
     finally:

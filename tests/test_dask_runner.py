@@ -127,8 +127,8 @@ def test_dask_release_publishes_the_thread_runners_data(workspace, local_cluster
     evaluations_at = [worker for name, worker in ran_where if name == "evaluate_value"]
     assert len(evaluations_at) == 3 and set(evaluations_at) <= set(workers), ran_where
     assert {worker for _, worker in ran_where} == set(workers), ran_where
-    assert {name for name, _ in ran_where} == {"import_release_modules", "evaluate_value", "privacy_checks",
-                                             "evaluate_utility"}
+    assert {name for name, _ in ran_where} == {"import_release_modules", "evaluate_value", "check_privacy",
+                                             "check_utility"}
 
     dask_table, dask_bytes = data_without_metadata(dask_folder)
     thread_table, thread_bytes = data_without_metadata(Path(thread.folder))
@@ -186,7 +186,7 @@ def test_a_cluster_given_by_address_and_a_refusal_inside_a_task_on_it(workspace)
         # one line from ppdp (a log line of Great Expectations' at INFO may precede it: not ppdp's, not data)
         [line] = [line for line in refused.output.splitlines() if line.startswith("ppdp:")]
         assert line.startswith("ppdp: error: input ") and "not a readable Parquet file" in line, refused.output
-        assert "privacy_checks" in {key_split(t["key"]) for t in client.get_task_stream()}  # only this run has one
+        assert "check_privacy" in {key_split(t["key"]) for t in client.get_task_stream()}  # only this run has one
         assert workspace.under_root() == ["audit.db"]
 
 

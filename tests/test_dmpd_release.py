@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from ppdp.api import roles_for
 from ppdp.flows.cli import app
 from ppdp.tasks.core.errors import InputError, ReleaseRejected
-from ppdp.tasks.privacy.recheck import recheck_release
 from ppdp.tasks.publish import load_manifest
 from ppdp.tasks.report import report_markdown
+from ppdp.tasks.reproduce import recheck_release
 from ppdp.tasks.sanitize.dmpd import Dmpd
 
 runner = CliRunner()
@@ -138,6 +138,7 @@ def test_impossible_k_is_refused_and_no_class_is_an_input_error():
 pytestmark_flow = pytest.mark.usefixtures("prefect_harness")
 
 
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 @pytestmark_flow
 def test_release_publishes_parts_that_revalidate_and_verify_and_tampering_shows(workspace):
     folder = publish(workspace)

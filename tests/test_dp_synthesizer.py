@@ -17,13 +17,14 @@ from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
 from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.params.dp_synthesizer import DpSynthesizerParams
 from ppdp.schemas.privacy import FLOOR, PrivacyPolicy, PrivacyThresholds
 from ppdp.schemas.reports import AttackerView, ColumnTag, DifferentialPrivacy, PrivacyReport, Roles
 from ppdp.tasks.core.errors import ReleaseRejected, SpecError
 from ppdp.tasks.gates import enforce_privacy
 from ppdp.tasks.privacy.attacker import check_floor
 from ppdp.tasks.privacy.measure import DP_CLAIM, check_gates
-from ppdp.tasks.sanitize.dp_synthesizer import DpSynthesizer, DpSynthesizerParams
+from ppdp.tasks.sanitize.dp_synthesizer import DpSynthesizer
 from tests.conftest import base_spec
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -232,6 +232,7 @@ def test_sap_release_publishes_and_revalidates(workspace, scenario):
         assert ok.exit_code == 5 and "BELOW THE SAFETY FLOOR" in ok.output, ok.output
 
 
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 def test_local_suppression_publishes_fewer_suppressed_cells_than_record_suppression(workspace):
     common = dict(columns=columns(), privacy={"k": 11}, tuning={"strategy": "lattice"})
     records, _ = publish(workspace, "records", method=generalization(suppression_limit=0.1), **common)

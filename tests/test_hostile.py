@@ -193,6 +193,7 @@ def test_a_manifest_that_does_not_read_back_is_never_published(workspace, tmp_pa
 
 
 # -- 4. no data value in any message, the audit trail or Prefect's files --------------------------------------
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 @pytest.mark.usefixtures("prefect_harness")
 def test_canary_reaches_no_message_audit_entry_or_prefect_file(workspace):
     frame = census_frame(workspace)

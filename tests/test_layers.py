@@ -1,6 +1,6 @@
 """The package's layering: one import package, no import cycles (lazy imports inside functions included), the
-core imports no step module, sanitizers import only the core and the schemas, algorithms never import Prefect,
-and the flow module only wires (no pandas, no numpy)."""
+core imports no step module, sanitizers import only the core and the schemas, the schemas import nothing of ppdp but
+themselves, algorithms never import Prefect, and the flow module only wires (no pandas, no numpy)."""
 
 from __future__ import annotations
 
@@ -87,8 +87,37 @@ def test_layers():
         if name.startswith("ppdp.tasks.sanitize.") and name != "ppdp.tasks.sanitize.registry":
             bad = [d for d in deps if not d.startswith(("ppdp.tasks.core", "ppdp.schemas", "ppdp.tasks.sanitize"))]
             assert not bad, (name, bad)
-        if name.startswith("ppdp.schemas") and name != "ppdp.schemas.spec":
-            assert not [d for d in deps if d.startswith("ppdp.tasks")], (name, deps)
+
+
+def test_measures_know_no_methods():
+    """The privacy measures (tasks/privacy/) import no method, no registry and no release shape: a method's facts
+    reach them as arguments (the release record is a schema, ppdp.schemas.release), and reproducing a release is a
+    step of its own (ppdp.tasks.reproduce). The shapes themselves import no method either."""
+    g = graph()
+    for name, deps in g.items():
+        if name.startswith("ppdp.tasks.privacy"):
+            bad = [d for d in deps if d.startswith(("ppdp.tasks.sanitize", "ppdp.tasks.shapes", "ppdp.tasks.reproduce",
+                                                     "ppdp.tasks.compare", "ppdp.tasks.tune"))]
+            assert not bad, (name, bad)
+    assert not [d for d in g["ppdp.tasks.shapes"] if d.startswith("ppdp.tasks.sanitize")]
+
+
+def test_the_schema_layer_stands_alone():
+    """No module under schemas/ imports anything of ppdp but the schemas (never ppdp.tasks, ppdp.flows), at module
+    level, inside a function or by name through importlib: the spec, its method union included, is read without the
+    algorithms."""
+    for name, deps in graph().items():
+        if name.startswith("ppdp.schemas"):
+            assert not [d for d in deps if not d.startswith("ppdp.schemas")], (name, deps)
+    for name, path in modules().items():
+        if not name.startswith("ppdp.schemas"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+                func = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+                target = node.args[0].value
+                if func in ("import_module", "__import__") and isinstance(target, str):
+                    assert target.startswith("ppdp.schemas") or not target.startswith("ppdp"), (name, target)
 
 
 def test_algorithms_never_import_prefect_and_the_flow_only_wires():

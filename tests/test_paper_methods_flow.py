@@ -82,6 +82,7 @@ def test_perturbation_tree_leaf_size_is_tuned(workspace):
 BELOW_FLOOR = {"reason": "a test of publishing below the floor on purpose", "approved_by": "the test suite"}
 
 
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 def test_uma_is_refused_by_the_floor_and_publishes_only_below_it_on_purpose(workspace):
     # UMA keeps every category and rounds numbers to run means: most rows are their own record verbatim
     line = refused(workspace, "uma_refused", 3, privacy={"min_vd": 0.001}, method={"name": "uma", "k": 5})

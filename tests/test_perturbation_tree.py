@@ -19,10 +19,9 @@ from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.sanitize.mdav import mdav_groups_exact
+from ppdp.tasks.sanitize.mdav import mdav_groups_batched, mdav_groups_exact
 from ppdp.tasks.sanitize.perturbation_tree import (
     PerturbationTree,
-    _mdav_batch,
     aggregation_groups,
     merge_small_leaves,
     perturb_confidential,
@@ -275,7 +274,7 @@ def test_batched_mdav_is_classic_mdav(leaves, size, k, cols, seed, ties):
         return
     rng = np.random.default_rng(seed)
     z = rng.integers(0, 3, (leaves, size, cols)).astype(float) if ties else rng.normal(size=(leaves, size, cols))
-    got = _mdav_batch(z, k)
+    got = mdav_groups_batched(z, k, centroid="by_rows", compact=False)  # the perturbation tree's leaves
     for i in range(leaves):
         assert got[i].tolist() == mdav_groups_exact(z[i], k).tolist()
 

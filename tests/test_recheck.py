@@ -120,7 +120,7 @@ def test_mdav_release_holds_and_one_changed_quasi_identifier_cell_breaks_k(works
 
 
 def test_reproduction_compares_missing_cells_as_equal_and_values_exactly():
-    from ppdp.tasks.privacy.recheck import _equal_column
+    from ppdp.tasks.reproduce import _equal_column
 
     a = pd.Series(["x", None, "y"], dtype=object)
     assert _equal_column(a, pd.Series(["x", None, "y"], dtype="str"))  # a missing cell equals a missing cell

@@ -68,6 +68,7 @@ def test_run_publishes_a_validated_audited_release(workspace):
     assert manifest.release_id in ppdp("audit", "list", "--root", workspace.root).output
 
 
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 def test_audit_verify_fails_after_one_byte_changes_or_a_row_is_deleted(workspace):
     spec = workspace.spec()
     assert ppdp("run", spec).exit_code == 0
@@ -168,6 +169,7 @@ def test_publish_root_not_writable(workspace):
     assert result.exit_code == 2 and "not writable" in result.output and "afile" in result.output
 
 
+@pytest.mark.slow  # a whole release (seconds): .ci/run runs it; make test stays under 4 minutes
 def test_existing_release_folder_is_not_overwritten(workspace, monkeypatch):
     from ppdp.tasks import publish as publish_module
 
@@ -339,8 +341,8 @@ def test_tuning_logs_i_of_n_progress(workspace):
     @flow(persist_result=False)
     def tune_only():
         spec = spec_io.load_spec(spec_path, [])
-        _, roles, _, _, train, test, _ = prepare(spec, logger, check_root=False)
-        return tune_method(spec, roles, train, test, None, logger)[1]
+        _, roles, prepared, _ = prepare(spec, logger, check_root=False)
+        return tune_method(spec, roles, prepared, logger)[1]
 
     trace = tune_only()
     progress = [line for line in logger.lines if "tune: evaluation" in line]

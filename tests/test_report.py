@@ -531,3 +531,14 @@ def test_report_loads_in_a_headless_browser_without_console_errors(releases, tmp
     for sid, title in SECTIONS:
         assert f'id="{sid}"' in dom and title in dom
     assert dom.count("<svg") >= 3  # histogram, per-class accuracy, tuning curve
+
+
+def test_every_method_describes_itself():
+    """The report holds no table of methods: each sanitizer states its own description, read through the registry
+    (a method no longer registered is named only)."""
+    from ppdp.tasks.report.wording import method_text
+    from ppdp.tasks.sanitize.registry import REGISTRY
+
+    for name, method in REGISTRY.items():
+        assert method.description and method_text(name) == method.description, name
+    assert method_text("retired_method") == "retired_method"

@@ -20,12 +20,14 @@ from sklearn.base import clone
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import UNITS
+from ppdp.schemas.release import DpRelease, PartsRelease
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.schemas.spec import GATE_UNITS
 from ppdp.tasks.core.errors import InputError, PpdpError
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.sanitize.base import GROUP_COLUMN, Release, Sanitizer
 from ppdp.tasks.sanitize.registry import REGISTRY
+from ppdp.tasks.shapes import shape_of
 
 DP_BINS = {"age": [18, 30, 40, 50, 60, 80], "score": [-4.0, -1.0, 0.0, 1.0, 2.0, 6.0]}  # public edges, not data's
 # per method: the parameter sets the contract runs with (its variants); a registered method without cases fails
@@ -42,10 +44,14 @@ CASES = {
     "noise": [dict(kind="additive", scale=0.3), dict(kind="multiplicative", scale=0.2, distribution="laplace")],
     "perturbation_tree": [dict(leaf_size=5, k=3),
                           dict(leaf_size=6, k=2, aggregation="microaggregation", split="median")],
+    "pram": [dict(pd=0.5, columns="categorical"), dict(pd=0.2, alpha=1.0, columns="categorical")],
+    "rank_swap": [dict(p=15.0), dict(p=40.0)],
     "sample_generation": [dict(), dict(samples=50, max_draws_factor=500, tree_min_samples_leaf=5)],
     "sap": [dict(scenario="S1", rate=0.3), dict(scenario="S1", rate=0.2, variant="appendix"),
             dict(scenario="S2", rate=0.1)],
     "svd": [dict(rank=1), dict(rank=2, sparsity=0.3)],
+    "top_bottom_coding": [dict(quantile=0.9), dict(quantile=0.75, kind="top", replacement="mean",
+                                                   limits={"score": {"top": 1.5}})],
     "uma": [dict(k=5), dict(k=3, columns="sensitive", partition="optimal")],
 }
 CANARY = "Zq9-canary-417"
@@ -92,7 +98,7 @@ def recheck(frame: pd.DataFrame, out: Release, roles: Roles, k: int | None) -> N
     n = len(frame)
     assert out.unit in UNITS
     assert isinstance(out.frame.index, pd.RangeIndex)
-    if out.parts:  # a partitioned release (DMPD): every part re-checked over the input's QIs it publishes
+    if isinstance(out, PartsRelease):  # a partitioned release (DMPD): each part re-checked over the QIs it publishes
         recheck_parts(frame, out, roles, k)
         return
     assert len(out.row_source) == len(out.frame)
@@ -112,6 +118,7 @@ def recheck(frame: pd.DataFrame, out: Release, roles: Roles, k: int | None) -> N
         assert len(set(kept.tolist())) == len(kept)
     elif out.unit == "differential_privacy":  # every row generated; the guarantee as the mechanism was built
         assert bool(np.all(out.row_source == -1)) and out.group is None
+        assert isinstance(out, DpRelease)
         assert out.dp is not None and out.dp.epsilon_spent <= out.dp.epsilon * (1 + 1e-9)
         assert out.dp.delta_spent <= out.dp.delta * (1 + 1e-9) or out.dp.delta_spent == 0.0
     else:
@@ -141,8 +148,8 @@ def recheck_parts(frame: pd.DataFrame, out: Release, roles: Roles, k: int | None
     assert {c for c, t in out.treatments.items() if t != "dropped"} == set(seen) | {cls}
 
 
-def published_tables(out: Release) -> list[pd.DataFrame]:
-    return [p.frame for p in out.parts] if out.parts else [out.frame]
+def published_tables(cls, out: Release) -> list[pd.DataFrame]:
+    return shape_of(cls).frames(out)
 
 
 @pytest.mark.parametrize(("name", "params"), all_cases())
@@ -157,17 +164,19 @@ def test_contract(name, params):
     pd.testing.assert_frame_equal(frame, before)  # input not mutated
     again = cls(**params, seed=11).sanitize(frame, roles)
     if cls.reproducible:
-        for a, b in zip(published_tables(out), published_tables(again), strict=True):
+        for a, b in zip(published_tables(cls, out), published_tables(cls, again), strict=True):
             pd.testing.assert_frame_equal(a, b)  # same seed, same release
     else:  # DP noise takes no seed (a published seed would let anyone recompute it): the same seed, fresh noise
         assert not out.frame.equals(again.frame)
     other = cls(**params, seed=12).sanitize(frame, roles)
-    if cls.randomized and not out.parts:  # a search may reach the same partition from any seed on 3 features
+    # a partition search may reach the same partition from any seed on 3 features
+    if cls.randomized and not isinstance(out, PartsRelease):
         assert not out.frame.equals(other.frame)
-    if not out.parts:
+    if not isinstance(out, PartsRelease):
         published = [c for c in out.frame.columns if c != GROUP_COLUMN]
         assert published == list(frame.columns)
     assert out.unit == cls.unit
+    assert isinstance(out, shape_of(cls).release_type)  # the kind of release its shape measures and publishes
     recheck(frame, out, roles, params.get("k"))
 
 
@@ -252,8 +261,22 @@ def test_privacy_property_holds_for_the_slow_methods(name, params, n, seed, k):
     _property_holds(name, params, n, seed, k)
 
 
+def test_the_registry_and_the_schema_name_the_same_methods():
+    """The spec's method union (:data:`ppdp.schemas.params.PARAMS`) and the registry name the same methods in the
+    same order, each sanitizer's ``Params`` is the schema's model (from its module in ``ppdp.schemas.params``), and
+    the traits the spec checks on its own are the model's."""
+    from ppdp.schemas.params import PARAMS
+
+    assert list(PARAMS) == list(REGISTRY)
+    for name, cls in REGISTRY.items():
+        assert cls.Params is PARAMS[name], name
+        assert PARAMS[name].__module__ == f"ppdp.schemas.params.{name}", name
+        for trait in ("unit", "tunable", "lattice_parameters", "keeps_groups"):
+            assert getattr(cls, trait) == getattr(PARAMS[name], trait), (name, trait)
+
+
 def test_a_new_method_needs_only_its_module_and_a_registry_line():
-    """The spec's method union, the JSON Schema and the gate table come from the registry."""
+    """The spec's method union, the JSON Schema and the gate table name every registered method."""
     from ppdp.schemas.export import release_schema_json
     from ppdp.schemas.spec import ReleaseSpec
 

@@ -220,9 +220,9 @@ def test_fixed_trace_records_no_objective_gap_or_choice():
 
 
 def _tuning_box(trace: TuningTrace, unit: str = "generating_group") -> str:
-    from ppdp.tasks.report import _Page
+    from ppdp.tasks.report.sections import tuning
 
-    return _Page.tuning(SimpleNamespace(m=SimpleNamespace(tuning=trace, unit=unit)))
+    return tuning(SimpleNamespace(m=SimpleNamespace(tuning=trace, unit=unit)))
 
 
 def test_report_tuning_box_of_a_fixed_run_shows_no_objective_and_no_gap():

@@ -246,8 +246,8 @@ def test_coded_reading_gives_the_report_of_the_raw_values(tmp_path, seed):
                                thresholds)
         got = validate_file(path, qi, sa, thresholds, na_values=["?"], attack=40, seed=seed)
         assert json.dumps(report_json(got)) == json.dumps(report_json(expected)), suffix
-        assert got._details.keys() == expected._details.keys()
-        assert all(repr(got._details[k]) == repr(expected._details[k]) for k in got._details)
+        assert got.details.keys() == expected.details.keys()
+        assert all(repr(got.details[k]) == repr(expected.details[k]) for k in got.details)
 
 
 def test_parquet_checks(tmp_path):

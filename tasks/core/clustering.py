@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ppdp.tasks.core.matrix import as_matrix
+
 __all__ = [
     "kmeans_fit",
     "kmeans_pair",
@@ -80,8 +82,8 @@ def kmeans_pair(original: np.ndarray, perturbed: np.ndarray, n_clusters: int, se
     (ndarray, ndarray)
         Labels 0..K-1 of each row, on the original and on the perturbed data.
     """
-    x = _matrix(original, "original")
-    y = _matrix(perturbed, "perturbed")
+    x = as_matrix(original, "original")
+    y = as_matrix(perturbed, "perturbed")
     if x.shape != y.shape:
         raise ValueError(f"original and perturbed must have the same shape, got {x.shape} and {y.shape}")
     labels, centres = kmeans_fit(x, n_clusters, seed, n_init)
@@ -98,7 +100,7 @@ def kmeans_fit(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 10) -> t
     """
     from sklearn.cluster import KMeans
 
-    x = _matrix(x, "x")
+    x = as_matrix(x, "x")
     k = int(n_clusters)
     if not 1 <= k <= len(x):
         raise ValueError(f"n_clusters must be between 1 and the number of rows ({len(x)}), got {k}")
@@ -111,8 +113,8 @@ def kmeans_refit(y: np.ndarray, centres: np.ndarray) -> np.ndarray:
     centres are."""
     from sklearn.cluster import KMeans
 
-    y = _matrix(y, "perturbed")
-    centres = _matrix(centres, "centres")
+    y = as_matrix(y, "perturbed")
+    centres = as_matrix(centres, "centres")
     if centres.shape[1] != y.shape[1] or not 1 <= len(centres) <= len(y):
         raise ValueError("centres must have the data's columns and between 1 and n rows")
     return KMeans(n_clusters=len(centres), init=centres, n_init=1).fit(y).labels_.astype(np.int64)
@@ -178,11 +180,3 @@ def _contingency(labels_a: np.ndarray, labels_b: np.ndarray) -> np.ndarray:
     np.add.at(table, (a, b), 1)
     return table
 
-
-def _matrix(x: np.ndarray, what: str) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    if x.ndim != 2:
-        raise ValueError(f"{what} must be a 2-D matrix (rows, columns), got {x.ndim} dimension(s)")
-    if not np.isfinite(x).all():
-        raise ValueError(f"{what} holds missing or infinite values")
-    return x

@@ -197,21 +197,21 @@ def merge_small_intervals(cuts: np.ndarray, x: np.ndarray, min_count: int) -> np
     x = x[~np.isnan(x)]
     if min_count <= 1 or len(cuts) == 0:
         return cuts
-    cuts = list(cuts)
-    while cuts:
-        counts = np.bincount(np.searchsorted(cuts, x, side="right"), minlength=len(cuts) + 1)
+    kept = list(cuts)
+    while kept:
+        counts = np.bincount(np.searchsorted(kept, x, side="right"), minlength=len(kept) + 1)
         if counts.min() >= min_count:
             break
         i = int(np.argmin(counts))
         if i == 0:
-            del cuts[0]
+            del kept[0]
         elif i == len(counts) - 1:
-            del cuts[i - 1]
+            del kept[i - 1]
         elif counts[i - 1] <= counts[i + 1]:
-            del cuts[i - 1]
+            del kept[i - 1]
         else:
-            del cuts[i]
-    return np.asarray(cuts, dtype=np.float64)
+            del kept[i]
+    return np.asarray(kept, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -280,7 +280,8 @@ class Recoding:
                 na = col.isna().to_numpy()
                 strs = col.astype(str)
                 cats = [str(v) for v in self.categories[f]]
-                code = pd.Index(cats).get_indexer(strs).astype(np.int32)
+                # pandas-stubs types get_indexer's target as Index; pandas takes any list-like (a Series here)
+                code = pd.Index(cats).get_indexer(strs).astype(np.int32)  # type: ignore[arg-type]
                 code[(code < 0) | na] = card - 1
             out[:, i] = code
         return out
@@ -427,7 +428,8 @@ class _Tree:
         pcounts = counts.copy()
         rows = np.arange(n)
         node = np.zeros(n, dtype=np.int64)
-        levels = []  # (counts, pcounts, attr, child_base, parent_of_next)
+        # (counts, pcounts, attr, child_base, parent_of_next); the last level has no next
+        levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]] = []
         while True:
             nodes_here = len(counts)
             tot = counts.sum(axis=1)
@@ -487,13 +489,14 @@ class _Tree:
         if prune:
             below = None
             for lv in range(len(levels) - 1, -1, -1):
-                cnt, _, attr, _, parent = levels[lv]
+                cnt, _, attr, _, parent_of_next = levels[lv]
                 tot = cnt.sum(axis=1)
                 leaf_err = _pessimistic_errors(tot, tot - cnt.max(axis=1))
                 if below is None:
                     err = leaf_err
                 else:
-                    sub = np.bincount(parent, weights=below, minlength=len(cnt))
+                    assert parent_of_next is not None  # only the last level, pruned first, has no next level
+                    sub = np.bincount(parent_of_next, weights=below, minlength=len(cnt))
                     cut = (attr >= 0) & (leaf_err <= sub + 0.1)
                     attr[cut] = -1
                     err = np.where(attr >= 0, sub, leaf_err)

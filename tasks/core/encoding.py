@@ -246,7 +246,7 @@ class TableEncoder:
                     continue
                 picks = np.argmax(block, axis=1)
                 values = np.array(code.categories, dtype=object)[picks]
-                values = np.where(values == np.array(_MISSING, dtype=object), None, values)
+                values = np.where(values == np.array(_MISSING, dtype=object), np.array(None, dtype=object), values)
                 data[code.name] = values
             else:
                 raw = block[:, 0] / code.scale + code.center

@@ -31,6 +31,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -155,7 +156,7 @@ class Hierarchy:
         """The label of each cell at ``level`` (object array of str); None where the code is -1 (missing)."""
         level = self._level(level)
         codes = np.asarray(codes, dtype=np.int64)
-        column = np.append(self.table[:, level], None)  # code -1 picks the appended None
+        column = np.append(self.table[:, level], np.array([None], dtype=object))  # code -1 picks the appended None
         return column[codes]
 
     def level_codes(self, level: int) -> np.ndarray:
@@ -203,13 +204,13 @@ def text_of(series: pd.Series) -> pd.Series:
     is dropped); anything else as ``str()``. Computed once per distinct value.
     """
     cell_codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    texts = np.append(_texts(uniques), None)  # code -1 (missing) picks None
+    texts = np.append(_texts(uniques), np.array([None], dtype=object))  # code -1 (missing) picks None
     return pd.Series(texts[cell_codes], index=series.index, dtype=object, name=series.name)
 
 
-def _texts(uniques: object) -> np.ndarray:
+def _texts(uniques: pd.Index | np.ndarray) -> np.ndarray:
     """:func:`text_of` for an array of distinct non-missing values (object array of str)."""
-    if isinstance(uniques, pd.DatetimeIndex) or pd.api.types.is_datetime64_any_dtype(getattr(uniques, "dtype", None)):
+    if isinstance(uniques, pd.DatetimeIndex) or pd.api.types.is_datetime64_any_dtype(uniques.dtype):
         stamps = pd.DatetimeIndex(uniques)
         return np.asarray(stamps.strftime("%Y-%m-%d"), dtype=object)
     dtype = getattr(uniques, "dtype", None)
@@ -387,7 +388,7 @@ def hierarchies_for(
         if tag.position is not None:
             position = int(tag.position) + 1
         else:
-            position = int(frame.columns.get_loc(name)) + 1
+            position = int(cast(int, frame.columns.get_loc(name))) + 1  # column names are unique
         h = build_hierarchy(frame[name], specs.get(name), kind=tag.kind, column=name, position=position,
                             base=base, order=tag.order)
         validate_hierarchy(h, frame[name], position)

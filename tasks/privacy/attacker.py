@@ -120,7 +120,9 @@ def _canonical(series: pd.Series, numeric: bool) -> pd.Series:
     if pd.api.types.is_string_dtype(series) and series.dtype != object or isinstance(series.dtype,
                                                                                     pd.CategoricalDtype):
         text_values = series.astype("string")  # text throughout: no number to reformat (fast path)
-        return pd.Series(text_values.to_numpy(dtype=object, na_value=None), dtype=object)
+        # pandas-stubs leaves None out of to_numpy's na_value; pandas takes it (missing cells become None)
+        objects = text_values.to_numpy(dtype=object, na_value=None)  # type: ignore[call-overload]
+        return pd.Series(objects, dtype=object)
 
     def text(v: object) -> object:
         if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA or v is pd.NaT:
@@ -349,7 +351,7 @@ def check_floor(view: AttackerView, protected: Sequence[str], unit: Unit,
     could not be measured fails (fail closed); so does an attribute-protecting release none of whose protected
     columns could be measured. ``accept``: the owner's decision to publish below the floor, recorded when it
     fails."""
-    kinds = [view.identity_by] if view.identity_by != "none" else []
+    kinds: list[str] = [view.identity_by] if view.identity_by != "none" else []
     if view.protects == "attribute":
         kinds.append("attribute")
     claims: list[Claim] = []

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ppdp.schemas.methods import Protection
 from ppdp.schemas.privacy import PrivacyThresholds
+from ppdp.schemas.release import DpRelease
 from ppdp.schemas.reports import AttackerView, PrivacyReport, Roles
 from ppdp.tasks.privacy.attacker import accept_of, attacker_view, check_floor
 from ppdp.tasks.privacy.measure import check_gates, measure_release
@@ -27,7 +28,7 @@ def release_view(source: pd.DataFrame, release, roles: Roles, report: PrivacyRep
         release.frame, roles, protects=protects, unit=release.unit, protected=protected,
         source=source.reset_index(drop=True), row_source=release.row_source, everything=everything,
         linkage_risk=report.linkage_risk, nearest=synthetic.dcr_quantiles if synthetic is not None else None,
-        dp=release.dp)
+        dp=release.dp if isinstance(release, DpRelease) else None)
 
 
 def judge_release(source: pd.DataFrame, release, roles: Roles, policy: PrivacyThresholds, *, protects: Protection,
@@ -49,7 +50,7 @@ def columns_to_promote(report: PrivacyReport, policy: PrivacyThresholds) -> list
     """Columns published beside the quasi-identifiers that break the floor or the policy's k as the attacker sees
     the table: they should be quasi-identifiers (and protected by the method). Empty when nothing breaks or no
     such column was counted in."""
-    reports = report._parts or [report]
+    reports = report.part_reports or [report]
     out: list[str] = []
     for r in reports:
         view = r.attacker_view
@@ -71,7 +72,7 @@ def promote_counted_columns(roles: Roles, report: PrivacyReport, policy: Privacy
         return None
     from ppdp.schemas.base import Role
 
-    views = [r.attacker_view for r in (report._parts or [report]) if r.attacker_view is not None]
+    views = [r.attacker_view for r in (report.part_reports or [report]) if r.attacker_view is not None]
     alone = max(v.records_alone for v in views)
     smallest = min(v.smallest_class for v in views)
     why = (f"published beside the quasi-identifiers, it split the classes an attacker sees (records alone "

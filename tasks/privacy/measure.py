@@ -12,7 +12,6 @@ with thresholds, and a gate whose measure could not be computed fails (fail clos
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -20,6 +19,7 @@ import pandas as pd
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.privacy import GATE_UNITS, PrivacyThresholds
+from ppdp.schemas.release import DpRelease, Release
 from ppdp.schemas.reports import (
     AnonymityMeasures,
     Claim,
@@ -36,9 +36,6 @@ from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import read_hierarchy  # noqa: F401  (re-exported)
 from ppdp.tasks.privacy import models, risk
 from ppdp.tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
-
-if TYPE_CHECKING:
-    from ppdp.tasks.sanitize.base import Release
 
 ATTACK_QUERIES = 2000
 ATTACK_STOP = 100
@@ -99,7 +96,8 @@ def measure_release(
         report = _class_measures(frame, qis, qis, sas, thresholds, population, hierarchies)
     elif release.unit == "differential_privacy":  # no distance to the input's records: not a DP figure, not claimed
         report = PrivacyReport(unit="differential_privacy", quasi_identifiers=qis, sensitive_attributes=sas,
-                               records=len(frame), dp=release.dp)
+                               records=len(frame),
+                               dp=release.dp if isinstance(release, DpRelease) else None)
     else:
         synthetic = _synthetic(original, release, roles, qis, seed, thresholds.dcr_quantile)
         report = PrivacyReport(unit="record", quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame),
@@ -141,6 +139,12 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
             journalist_average=r.journalist_average if r.journalist_uses_population else None,
             marketer=r.marketer, sample_uniques=r.sample_uniques,
         )
+    # where each measure is worst (class index in the stable numbering of tasks.privacy.models, never a value)
+    recursive = (
+        recursive_cl(frame, classes, sas, thresholds.c, thresholds.l, class_ids=ids)
+        if thresholds.l is not None and thresholds.l_variant == "recursive" and thresholds.c is not None and sas
+        and len(frame) else None
+    )
     report = PrivacyReport(
         unit="equivalence_class",
         k=measures.k_anonymity,
@@ -151,13 +155,8 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
         mean_group_size=float(sizes.mean()) if sizes.size else 0.0,
         measures=measures,
         risk=risk_measures,
-    )
-    # where each measure is worst (class index in the stable numbering of tasks.privacy.models, never a value)
-    report._details = details
-    report._recursive = (
-        recursive_cl(frame, classes, sas, thresholds.c, thresholds.l, class_ids=ids)
-        if thresholds.l is not None and thresholds.l_variant == "recursive" and thresholds.c is not None and sas
-        and len(frame) else None
+        details=details,
+        recursive=recursive,
     )
     return report
 
@@ -292,7 +291,7 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
     :class:`~ppdp.schemas.reports.Claim` (value, threshold, unit, how to re-check). A measure that could not be
     computed fails (fail closed); a threshold that does not apply to the unit fails too."""
     m = report.measures
-    details: dict = report._details
+    details: dict = report.details
     unit = report.unit
     label = CLASS_LABEL[unit]
     classes_over = GROUP_COLUMN if unit == "generating_group" else "the quasi-identifiers"
@@ -340,7 +339,8 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
                  m.entropy_l_value if m is not None else None, True, where("entropy_l_diversity_value"),
                  tolerance=1e-9)
         else:
-            rec = report._recursive
+            assert thresholds.c is not None  # the policy requires c for l_variant recursive (its validator)
+            rec = report.recursive
             ratio = None if rec is None or not math.isfinite(rec[0]) else rec[0]
             applies = unit in GATE_UNITS["l"]
             ok = applies and ratio is not None and ratio < float(thresholds.c)
@@ -392,7 +392,8 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
          "published records whose protected value an attacker holding their quasi-identifiers learns, minus the "
          "baseline), largest over the protected columns", thresholds.max_disclosure_gain, gain, False,
          None if worst_d is None else f"attribute '{worst_d.column}'",
-         recheck="published" if worst_d is not None and all(d.recheck == "published" for d in view.disclosure)
+         recheck="published" if worst_d is not None and view is not None
+         and all(d.recheck == "published" for d in view.disclosure)
          else "original")
     dp = report.dp
     if unit == "differential_privacy":  # the release's own claim: the mechanism's guarantee, by construction

@@ -60,7 +60,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -191,7 +191,7 @@ def _encode_attr(series: pd.Series, name: str) -> _Attr:
         kind = "text"
     else:
         kind = "other"
-    values = series
+    values: pd.Series | np.ndarray = series
     if isinstance(series.dtype, pd.CategoricalDtype):  # np.unique (pyCANON) orders by value, not category
         values = np.asarray(series, dtype=object)
     codes, uniques = pd.factorize(values, sort=True)  # ascending like np.unique; missing -> -1
@@ -353,6 +353,21 @@ class _Context:
         return self._tables[key]
 
 
+class _Measured(Protocol):
+    """What the models read of a context: :class:`_Context` (rows) or the partitioned path's count context."""
+
+    @property
+    def sa(self) -> list[Any]: ...
+
+    @property
+    def gen(self) -> bool: ...
+
+    @property
+    def qi_partition(self) -> _Partition: ...
+
+    def table(self, name: Any, gen: bool | None = None) -> _Table: ...
+
+
 def _first_extreme(per_sa: list[tuple[Any, float, int]], largest: bool) -> tuple[float, int, Any]:
     """(value, class, attribute) of the first attribute attaining the max (or min) of ``per_sa``."""
     values = [v for _, v, _ in per_sa]
@@ -368,13 +383,13 @@ def _first_extreme(per_sa: list[tuple[Any, float, int]], largest: bool) -> tuple
 # ----------------------------------------------------------------------------------------------------------
 
 
-def _k(ctx: _Context) -> MeasureDetail:
+def _k(ctx: _Measured) -> MeasureDetail:
     sizes = ctx.qi_partition.sizes
     g = int(np.argmin(sizes))
     return MeasureDetail(int(sizes[g]), g, None)
 
 
-def _alpha(ctx: _Context) -> MeasureDetail:
+def _alpha(ctx: _Measured) -> MeasureDetail:
     per_sa = []
     for name in ctx.sa:
         t = ctx.table(name)
@@ -385,8 +400,8 @@ def _alpha(ctx: _Context) -> MeasureDetail:
     return MeasureDetail((alpha, _k(ctx).value), g, name)
 
 
-def _l(ctx: _Context, gen: bool | None = None) -> MeasureDetail:
-    per_sa = []
+def _l(ctx: _Measured, gen: bool | None = None) -> MeasureDetail:
+    per_sa: list[tuple[Any, float, int]] = []
     for name in ctx.sa:
         distinct = ctx.table(name, gen).distinct
         g = int(np.argmin(distinct))
@@ -426,7 +441,7 @@ def _class_entropy(t: _Table) -> np.ndarray:
     return t._cache["entropy"]
 
 
-def _entropy(ctx: _Context) -> tuple[float, int, Any]:
+def _entropy(ctx: _Measured) -> tuple[float, int, Any]:
     """(min over classes of e ** entropy, its class, its attribute), computed in pyCANON's order."""
     per_sa, rows = [], []
     for name in ctx.sa:
@@ -442,12 +457,12 @@ def _entropy(ctx: _Context) -> tuple[float, int, Any]:
     return float(value), g, name
 
 
-def _entropy_int(ctx: _Context) -> MeasureDetail:
+def _entropy_int(ctx: _Measured) -> MeasureDetail:
     value, g, name = _entropy(ctx)
     return MeasureDetail(int(value), g, name)
 
 
-def _entropy_float(ctx: _Context) -> MeasureDetail:
+def _entropy_float(ctx: _Measured) -> MeasureDetail:
     value, g, name = _entropy(ctx)
     return MeasureDetail(value, g, name)
 
@@ -477,7 +492,7 @@ def _class_c(t: _Table, l_div: int, descending: bool) -> np.ndarray:
     return np.floor(_class_ratio(t, l_div, descending) + 1)
 
 
-def _recursive_ratio(ctx: _Context, l_div: int) -> MeasureDetail:
+def _recursive_ratio(ctx: _Measured, l_div: int) -> MeasureDetail:
     per_sa = []
     for name in ctx.sa:
         ratio = _class_ratio(ctx.table(name), l_div, descending=True)
@@ -487,7 +502,7 @@ def _recursive_ratio(ctx: _Context, l_div: int) -> MeasureDetail:
     return MeasureDetail(value, g, name)
 
 
-def _recursive(ctx: _Context, descending: bool = False) -> MeasureDetail:
+def _recursive(ctx: _Measured, descending: bool = False) -> MeasureDetail:
     l_detail = _l(ctx, gen=True)  # pyCANON always takes l from the gen=True l-diversity
     l_div = l_detail.value
     if l_div <= 1:
@@ -508,7 +523,7 @@ def _beta_dist(t: _Table) -> np.ndarray:
     return t.class_max((t.q - p) / p)
 
 
-def _basic_beta(ctx: _Context) -> MeasureDetail:
+def _basic_beta(ctx: _Measured) -> MeasureDetail:
     per_sa = []
     for name in ctx.sa:
         dist = _beta_dist(ctx.table(name))
@@ -518,7 +533,7 @@ def _basic_beta(ctx: _Context) -> MeasureDetail:
     return MeasureDetail(value, g, name)
 
 
-def _enhanced_beta(ctx: _Context) -> MeasureDetail:
+def _enhanced_beta(ctx: _Measured) -> MeasureDetail:
     per_sa = []
     for name in ctx.sa:
         t = ctx.table(name)
@@ -530,7 +545,7 @@ def _enhanced_beta(ctx: _Context) -> MeasureDetail:
     return MeasureDetail(value, g, name)
 
 
-def _delta(ctx: _Context) -> MeasureDetail:
+def _delta(ctx: _Measured) -> MeasureDetail:
     per_sa = []
     for name in ctx.sa:
         t = ctx.table(name)
@@ -579,7 +594,7 @@ def _emd_ordered(t: _Table) -> np.ndarray:
     return (1 / (m - 1)) * np.bincount(owner, weights=run, minlength=t.n_classes)
 
 
-def _t(ctx: _Context) -> MeasureDetail:
+def _t(ctx: _Measured) -> MeasureDetail:
     per_sa = []
     for name in ctx.sa:
         t = ctx.table(name)
@@ -614,7 +629,9 @@ def _hierarchy_levels(hierarchy: Any, attr: _Attr) -> list[np.ndarray]:
         raise ValueError(f"hierarchy of {name!r} lists a value twice")
     rows = leaves.get_indexer(attr.uniques)
     if (rows < 0).any():  # ARX hierarchies are text: match numbers by their text too
-        rows = pd.Index([str(v) for v in table[:, 0]]).get_indexer([str(v) for v in attr.uniques])
+        texts = pd.Index([str(v) for v in table[:, 0]])
+        # pandas-stubs types get_indexer's target as Index; pandas takes any list-like (a list of str here)
+        rows = texts.get_indexer([str(v) for v in attr.uniques])  # type: ignore[arg-type]
     if (rows < 0).any():
         raise ValueError(f"hierarchy of {name!r} lacks {int((rows < 0).sum())} of the attribute's values")
     used = pd.DataFrame(table[rows]).astype(str)
@@ -636,6 +653,8 @@ def _emd_hierarchical(t: _Table, levels: list[np.ndarray]) -> np.ndarray:
     n = len(t.part.ids)
     sizes = t.part.sizes
     cost = np.zeros(t.n_classes)
+    child_cnt: np.ndarray  # float64 throughout (NumPy's stubs type a weighted bincount as int)
+    child_p: np.ndarray
     child_cls, child_node, child_cnt = t.cls, t.val, t.cnt.astype(np.float64)
     child_p = t.attr.counts.astype(np.float64)  # table-wide count of each node at the child level
     child_level = np.arange(t.attr.m)  # node of each value at the child level
@@ -668,7 +687,7 @@ def _hierarchies_for(sa: list, hierarchy: Any) -> dict:
     return {sa[0]: hierarchy}
 
 
-def _hier_t(ctx: _Context, hierarchy: Any, names: list | None = None) -> MeasureDetail:
+def _hier_t(ctx: _Measured, hierarchy: Any, names: list | None = None) -> MeasureDetail:
     names = ctx.sa if names is None else names
     hier = _hierarchies_for(names, hierarchy)
     per_sa = []

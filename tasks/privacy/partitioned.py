@@ -518,9 +518,8 @@ def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
     )
     report = PrivacyReport(unit="equivalence_class", k=measures.k_anonymity, quasi_identifiers=plan.qi,
                            sensitive_attributes=plan.sa, records=n, groups=n_classes,
-                           mean_group_size=float(sizes.mean()), measures=measures, risk=risk)
-    report._details = details
-    report._recursive = recursive
+                           mean_group_size=float(sizes.mean()), measures=measures, risk=risk, details=details,
+                           recursive=recursive)
     return check_gates(report, thresholds)
 
 
@@ -640,6 +639,7 @@ class _Counted(_Coded):
     weights: np.ndarray | None = None
 
     def counts(self) -> np.ndarray:
+        assert self.weights is not None  # build_plan gives every column its counts
         return self.weights
 
 
@@ -649,6 +649,7 @@ def build_plan(where: str, schema: pa.Schema, qi: list[str], sa: list[str], merg
     plan of pass 2."""
     by_name = {str(n).strip(): n for n in schema.names}
     names = [*qi, *sa]
+    ranks: list[np.ndarray | None]  # None for a quasi-identifier
     dictionaries, null_codes, ranks, attrs, radices = [], [], [], [], []
     for i, name in enumerate(names):
         values, counts = merged[i]

@@ -15,6 +15,7 @@ import pandas as pd
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Protection
 from ppdp.schemas.privacy import PrivacyThresholds
+from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import Claim, FloorReport, PrivacyReport, Roles
 from ppdp.tasks.privacy.attacker import accept_of, accepted_below, attacker_view, check_floor
 from ppdp.tasks.privacy.measure import _class_measures, check_gates
@@ -107,10 +108,10 @@ def measure_parts(parts: Sequence[tuple[str, pd.DataFrame, Sequence[str]]], role
                        hierarchies=hierarchies, population=population)
 
 
-def measure_release_parts(release, roles: Roles, policy: PrivacyThresholds,
+def measure_release_parts(release: PartsRelease, roles: Roles, policy: PrivacyThresholds,
                           hierarchies: dict[str, pd.DataFrame] | None = None, population: pd.DataFrame | None = None,
                           protected: Sequence[str] | None = None) -> tuple[PrivacyReport, list[PrivacyReport]]:
-    """:func:`measure_parts` of a partitioned :class:`~ppdp.tasks.sanitize.base.Release`'s parts."""
+    """:func:`measure_parts` of a :class:`~ppdp.schemas.release.PartsRelease`'s parts."""
     return measure_parts([(p.name, p.frame, p.quasi_identifiers) for p in release.parts], roles, policy,
                          hierarchies, population, protected)
 

@@ -23,23 +23,55 @@ Imports neither Prefect nor Great Expectations.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, Protocol, cast
 
-import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.manifest import Manifest
-from ppdp.schemas.methods import GROUP_COLUMN
-from ppdp.schemas.reports import AcceptedBelowFloor, Claim, PrivacyReport
-from ppdp.tasks.core.errors import InputError, PpdpError
+from ppdp.schemas.methods import GROUP_COLUMN, Protection
+from ppdp.schemas.release import Release
+from ppdp.schemas.reports import AcceptedBelowFloor, Claim, PrivacyReport, Roles
+from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.privacy.attacker import attacker_view, check_floor
 from ppdp.tasks.privacy.measure import _class_measures, check_gates
 
 Verdict = Literal["holds", "does not hold", "not re-checked", "below the floor, accepted"]
+
+
+class KnownMethod(Protocol):
+    """What re-checking needs to know of a release's method (a sanitizer class)."""
+
+    @property
+    def protects(self) -> Protection: ...
+
+    @property
+    def reproducible(self) -> bool: ...
+
+    def protected_columns(self, roles: Roles) -> list[str]: ...
+
+    def rebuild_guarantee(self, params: dict[str, Any], columns: list[str], roles: Roles,
+                          numeric: dict[str, bool]) -> tuple[float, float, str]: ...
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A release re-run from its original input: the rows the method was given (``source``), the reproduced
+    release (in the published order when it matches), whether it equals the published table, a note saying how it
+    compares, and every input record after the rare-value rule (``everything``)."""
+
+    source: pd.DataFrame
+    release: Release
+    same: bool
+    note: str
+    everything: pd.DataFrame
+
+
+Reproducer = Callable[[Manifest, Path, pd.DataFrame], Reproduction]
 
 
 @dataclass(frozen=True)
@@ -131,14 +163,14 @@ def load_parts(folder: Path, manifest: Manifest) -> dict[str, pd.DataFrame]:
     return {p.name: _read_parquet(_part_path(Path(folder), p.file)) for p in manifest.parts}
 
 
-def published_report(manifest: Manifest, frame: pd.DataFrame) -> PrivacyReport:
+def published_report(manifest: Manifest, frame: pd.DataFrame, method: KnownMethod | None = None) -> PrivacyReport:
     """The claims of the release re-measured on the published table alone."""
     roles, policy, unit = manifest.roles, manifest.spec.privacy, manifest.unit
     qis = [q for q in roles.quasi_identifiers if q in frame.columns]
     sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
     if unit == "differential_privacy":
         return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame),
-                             dp=rebuilt_guarantee(manifest, frame))
+                             dp=rebuilt_guarantee(manifest, frame, method))
     if unit == "record" or len(frame) == 0:
         return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame))
     if unit == "generating_group":
@@ -155,26 +187,28 @@ def published_report(manifest: Manifest, frame: pd.DataFrame) -> PrivacyReport:
     return report.model_copy(update={"unit": unit})
 
 
-def rebuilt_guarantee(manifest: Manifest, frame: pd.DataFrame):
+def rebuilt_guarantee(manifest: Manifest, frame: pd.DataFrame, method: KnownMethod | None = None):
     """A differentially private release's guarantee re-derived from its manifest: the mechanism rebuilt from the
     method's recorded parameters and the published columns (which are cut at public bins: those named in
     ``bins``), and mapped again by the DP library. The recorded guarantee with the re-derived epsilon and delta, as
     asked and as spent; None when the manifest records none or the mechanism cannot be rebuilt (the claims then
-    fail: fail closed)."""
+    fail: fail closed). ``method``: the release's method (its ``rebuild_guarantee``), None when unknown."""
     recorded = manifest.privacy.dp
     if recorded is None:
         return None
     params = manifest.method.params
+    if method is None:
+        return None
     try:
-        from ppdp.tasks.sanitize.dp_synthesizer import guarantee_from_manifest
-
-        bins = params.get("bins") or {}
+        bins: Any = params.get("bins") or {}  # JSON as recorded; a malformed one fails the rebuild (closed)
         columns = [str(c) for c in frame.columns]
-        eps, delta, library = guarantee_from_manifest(params, columns, manifest.roles, {c: c in bins for c in columns})
+        eps, delta, library = method.rebuild_guarantee(params, columns, manifest.roles,
+                                                       {c: c in bins for c in columns})
     except Exception:  # noqa: BLE001 - any failure to rebuild is a claim that cannot be re-checked (fail closed)
         return None
-    return recorded.model_copy(update={"epsilon": float(params.get("epsilon") or 0.0),
-                                       "delta": float(params.get("delta") or 0.0), "epsilon_spent": eps,
+    # the rebuild validated epsilon and delta as numbers (the method's parameter model)
+    return recorded.model_copy(update={"epsilon": float(cast(float, params.get("epsilon") or 0.0)),
+                                       "delta": float(cast(float, params.get("delta") or 0.0)), "epsilon_spent": eps,
                                        "delta_spent": delta, "library": library,
                                        "mechanism": str(params.get("mechanism", recorded.mechanism))})
 
@@ -191,133 +225,17 @@ def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
     return out or None
 
 
-def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame):
-    """Re-run the release from the original input (as the flow ran it: read and type, drop identifiers, merge
-    rare values, hold out, sanitize with the recorded parameters and seed); returns (training rows, release, whether
-    it equals the published table, a note saying how it compares, every input record after the rare-value rule)."""
-    from ppdp.tasks import rare, utility
-    from ppdp.tasks.ingest import coerce_types, read_header, read_table
-    from ppdp.tasks.sanitize.registry import method_class
-
-    spec = manifest.spec
-    source = spec.source.model_copy(update={"path": Path(original)})
-    read_header(source)
-    frame = coerce_types(read_table(source), spec)
-    roles = manifest.roles
-    missing = [c.name for c in roles.columns if c.name not in frame.columns]
-    if missing:
-        raise InputError(f"original {original}: column '{missing[0]}' of the release's input is not in it")
-    drop = [*roles.identifiers, *(name for name in roles.dropped if name not in roles.identifiers)]
-    protected = frame.drop(columns=[c for c in drop if c in frame.columns])
-    cls = method_class(manifest.method.name)
-    skip = roles.rare_rule_skip if cls.generalizes else ()
-    protected, first = rare.merge_rare_categories(protected, roles, spec.rare_k, skip)
-    keep = spec.series.keep_groups  # memberships kept from the publisher's ledger: reproduced only where it is
-    prints = _publisher_prints(frame, roles, manifest) if keep else np.zeros(len(protected), dtype=np.int64)
-    train, test, joined = utility.split_holdout_keyed(protected, roles.class_column, spec.utility.test_fraction,
-                                                      spec.seed, prints, stable=keep)
-    if cls.covers_every_row:  # a recoding (generalization) published every input row
-        train = protected.reset_index(drop=True)
-    else:  # the rule's second pass, counted on the published (training) rows
-        train, test, _ = rare.merge_rare_on_published(train, test, roles, spec.rare_k, first, skip)
-        protected = utility.join_rows(train, test)
-        prints = joined
-    params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
-    from ppdp.tasks import series as ledger
-
-    previous = None
-    if keep:
-        previous, _ = ledger.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
-                                             prints[:len(train)], before=manifest.release_id)
-    key = ledger.existing_series_key()  # the publisher's machine: the published order itself, ties included
-    release = cls(**params).sanitize(train, roles, previous=previous,
-                                     order_key=None if key is None else ledger.order_key(key, spec.dataset))
-    compare = [c for c in published.columns if c in release.frame.columns and c != GROUP_COLUMN]
-    same_shape = len(release.frame) == len(published) and len(compare) == len(
-        [c for c in published.columns if c not in drop and c != GROUP_COLUMN])
-    same = same_shape and _same_rows(release.frame, published, compare) and _same_groups(release.frame, published)
-    if same:  # put the reproduced rows in the published order (keyed by the publisher): the same measures follow
-        release = _in_published_order(release, published, compare, cls.unit)
-        same = release is not None
-    note = "reproduced from the original: the same rows as the published table (the published order is keyed by the " \
-        "publisher's series key)" if same else "the run reproduced from this original differs from the published table"
-    return train, release, same, note, protected.reset_index(drop=True)
-
-
-def _publisher_prints(frame: pd.DataFrame, roles, manifest: Manifest) -> np.ndarray:
-    """``series.keep_groups``: the records' fingerprints under the publisher's series key (the hold-out and the
-    kept memberships depend on them), read on the publisher's machine; :class:`InputError` elsewhere."""
-    from ppdp.tasks import series
-
-    spec = manifest.spec
-    try:
-        path = series.ledger_path(spec.publish.root)
-        if path is None or not path.exists():
-            raise InputError("no series ledger for its publish root on this machine")
-        return series.fingerprints(frame, roles, spec.dataset, series.series_key()).values
-    except PpdpError as exc:
-        raise InputError(f"series.keep_groups: the release kept group memberships recorded in the publisher's series "
-                         f"ledger; re-check it on the publisher's machine ({exc})") from None
-
-
-def _same_rows(a: pd.DataFrame, b: pd.DataFrame, columns: list[str]) -> bool:
-    """The same rows in any order: both sorted by every compared column (as text), then compared column by column."""
-    if not columns:
-        return len(a) == len(b)
-
-    x, y = a[columns].iloc[_content_order(a, columns)], b[columns].iloc[_content_order(b, columns)]
-    return all(_equal_column(x[c], y[c]) for c in columns)
-
-
-def _content_order(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
-    keys = frame[columns].astype("string").fillna("\x00")
-    return np.lexsort([keys[c].to_numpy(dtype=object).astype(str) for c in reversed(columns)])
-
-
-def _in_published_order(release, published: pd.DataFrame, columns: list[str], unit):
-    """The reproduced release with its rows in the published table's order (rows matched by content; identical
-    rows in their reproduced order); None when a generating group would not match its published group."""
-    from ppdp.tasks.sanitize.base import arrange
-
-    if not columns:
-        return release
-    mine, theirs = _content_order(release.frame, columns), _content_order(published, columns)
-    order = np.empty(len(published), dtype=np.int64)
-    order[theirs] = mine
-    aligned = arrange(release, order, unit)
-    if GROUP_COLUMN in published.columns and GROUP_COLUMN in aligned.frame.columns:
-        a = aligned.frame[GROUP_COLUMN].to_numpy()
-        b = published[GROUP_COLUMN].to_numpy()
-        if not np.array_equal(pd.factorize(a)[0], pd.factorize(b)[0]):
-            return None
-    return aligned
-
-
-def _same_groups(a: pd.DataFrame, b: pd.DataFrame) -> bool:
-    """Generating groups of the same sizes (their ids follow the published order)."""
-    if GROUP_COLUMN not in a.columns and GROUP_COLUMN not in b.columns:
-        return True
-    if GROUP_COLUMN not in a.columns or GROUP_COLUMN not in b.columns:
-        return False
-    return sorted(a[GROUP_COLUMN].value_counts().tolist()) == sorted(b[GROUP_COLUMN].value_counts().tolist())
-
-
-def _equal_column(a: pd.Series, b: pd.Series) -> bool:
-    a, b = a.reset_index(drop=True), b.reset_index(drop=True)
-    if pd.api.types.is_numeric_dtype(a) and pd.api.types.is_numeric_dtype(b):
-        x, y = a.to_numpy(dtype=float), b.to_numpy(dtype=float)
-        return bool(np.allclose(x, y, rtol=1e-12, atol=0.0, equal_nan=True))
-    missing_a, missing_b = a.isna().to_numpy(), b.isna().to_numpy()
-    if not np.array_equal(missing_a, missing_b):
-        return False
-    return bool(np.array_equal(a[~missing_a].astype(str).to_numpy(), b[~missing_b].astype(str).to_numpy()))
-
-
-def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
-    """Re-check every claim of the release in ``folder`` (see the module docstring)."""
+def recheck_claims(folder: Path, original: Path | None = None, *,
+                   method_of: Callable[[str], KnownMethod | None] = lambda name: None,
+                   reproduce: Reproducer | None = None) -> ReleaseCheck:
+    """Re-check every claim of the release in ``folder`` (see the module docstring). ``method_of(name)``: the
+    release's method by its name (what it protects, whether it reproduces, its guarantee), None for a method this
+    ppdp does not know; ``reproduce``: re-runs the release from ``original`` (``ppdp.tasks.reproduce``), needed for
+    the claims marked ``original``. Callers use :func:`ppdp.tasks.reproduce.recheck_release`, which gives both."""
     manifest, frame, hashes = load_release(folder)
+    cls = method_of(manifest.method.name)
     if manifest.parts:
-        return _recheck_parts(Path(folder), manifest, hashes)
+        return _recheck_parts(Path(folder), manifest, hashes, cls)
     sha = hashes["data.parquet"]
     checks: list[ClaimCheck] = []
     if manifest.output_sha256 is not None and sha != manifest.output_sha256:
@@ -327,10 +245,9 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
                                  "data.parquet is not the file the manifest describes (claims below are re-measured "
                                  "on the file as it is)"))
     policy = manifest.spec.privacy
-    cls = _method(manifest)
     protected = cls.protected_columns(manifest.roles) if cls is not None else []
     protects = cls.protects if cls is not None else "identity"
-    base = published_report(manifest, frame)
+    base = published_report(manifest, frame, cls)
     view = attacker_view(frame, manifest.roles, protects=protects, unit=manifest.unit, protected=protected,
                          dp=base.dp)
     base = base.model_copy(update={"attacker_view": view})
@@ -342,7 +259,8 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
     claims = [*manifest.privacy.claims, *floor_claims]
     reproduced: dict[str, Claim] = {}
     repro_note, repro_ok = "", False
-    if original is not None and any(c.recheck == "original" for c in claims) and (cls is None or cls.reproducible):
+    if original is not None and reproduce is not None and any(c.recheck == "original" for c in claims) \
+            and (cls is None or cls.reproducible):
         from ppdp.tasks.ingest import file_sha256
         from ppdp.tasks.privacy.judge import judge_release
 
@@ -352,10 +270,12 @@ def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
             repro_note = "this original is not the input the release was made from (SHA-256 differs from the " \
                          "manifest's input_sha256)"
         else:
-            train, release, repro_ok, repro_note, everything = reproduce(manifest, original, frame)
+            rerun = reproduce(manifest, Path(original), frame)
+            repro_ok, repro_note = rerun.same, rerun.note
         if repro_ok:
-            report = judge_release(train, release, manifest.roles, policy, protects=protects, protected=protected,
-                                   seed=manifest.seed, everything=everything, attack_queries=0)
+            report = judge_release(rerun.source, rerun.release, manifest.roles, policy, protects=protects,
+                                   protected=protected, seed=manifest.seed, everything=rerun.everything,
+                                   attack_queries=0)
             reproduced = {c.name: c for c in [*report.claims, *(report.floor.claims if report.floor else [])]}
     new_floor = manifest.privacy.floor is None  # a release made before the safety floor: its figures are new
     for claim in claims:
@@ -402,13 +322,6 @@ def _construction_note(dp) -> str:
             "removed")
 
 
-def _method(manifest: Manifest):
-    """The release's method class (what it protects), or None for a method this ppdp does not know."""
-    from ppdp.tasks.sanitize.registry import REGISTRY
-
-    return REGISTRY.get(manifest.method.name)
-
-
 def _floor_verdicts(checks: list[ClaimCheck], manifest: Manifest) -> list[ClaimCheck]:
     """A floor claim the manifest records as failed (published below the floor on purpose) re-measured at the
     recorded value is "below the floor, accepted" (the release's exit code is then 5), not "does not hold"."""
@@ -438,7 +351,8 @@ def _verdict(claim: Claim, again: Claim | None, note: str) -> ClaimCheck:
     return ClaimCheck(claim, "holds", again.value, note)
 
 
-def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str]) -> ReleaseCheck:
+def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str], cls: KnownMethod | None
+                   ) -> ReleaseCheck:
     """A partitioned release (DMPD): each part's claims re-measured on its own file (named ``part-1: k``), then
     the release's claims (the worst part), all with the functions the release flow used
     (:func:`ppdp.tasks.privacy.parts.measure_parts`). ``hashes``: each part file's SHA-256."""
@@ -458,7 +372,6 @@ def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str]) -> 
         missing = [c for c in p.quasi_identifiers if c not in tables[p.name].columns]
         if missing:
             raise InputError(f"{folder / p.file} lacks quasi-identifier column '{missing[0]}'")
-    cls = _method(manifest)
     combined, each = measure_parts([(p.name, tables[p.name], p.quasi_identifiers) for p in manifest.parts],
                                    manifest.roles, manifest.spec.privacy, _hierarchies(manifest),
                                    protected=cls.protected_columns(manifest.roles) if cls is not None else None)

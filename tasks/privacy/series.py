@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
 from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.privacy import DISCLOSURE_TOLERANCE_SD, FLOOR, PrivacyThresholds
+from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import AttackerView, Roles
 from ppdp.schemas.series import SeriesFigure, SeriesPair
 
@@ -82,7 +84,7 @@ def release_members(release, fp_source: np.ndarray, view: AttackerView | None, s
     input as the table publishes it); generating groups from the method's own grouping; record releases the
     published row standing for each record."""
     fp_source = np.asarray(fp_source, dtype=np.int64)
-    if release.parts:
+    if isinstance(release, PartsRelease):
         if release.recode is None or source is None:
             return empty_members()
         tables = release.recode(source.reset_index(drop=True))
@@ -98,8 +100,8 @@ def release_members(release, fp_source: np.ndarray, view: AttackerView | None, s
     if kind == "groups" and release.input_group is not None:
         ig = np.asarray(release.input_group, dtype=np.int64)
         rows = np.full(len(ig), -1, dtype=np.int64)
-        linked = row_source >= 0
-        rows[row_source[linked]] = np.flatnonzero(linked)
+        has_source = row_source >= 0
+        rows[row_source[has_source]] = np.flatnonzero(has_source)
         keep = ig >= 0
         return pd.DataFrame({"part": "", "fp": fp_source[keep], "grp": ig[keep], "row": rows[keep]})
     linked = np.flatnonzero(row_source >= 0)
@@ -322,10 +324,10 @@ def linkage_bound(policy: PrivacyThresholds) -> float:
     return min(bound, policy.max_linkage_risk) if policy.max_linkage_risk is not None else bound
 
 
-def figure(name: str, value: float, limit: float, comparison: str = "<=", against: str | None = None,
+def figure(name: str, value: float, limit: float, comparison: Literal["<=", ">="] = "<=", against: str | None = None,
            detail: str = "") -> SeriesFigure:
     holds = value <= limit + 1e-12 if comparison == "<=" else value >= limit - 1e-12
-    return SeriesFigure(name=name, value=float(value), limit=float(limit), comparison=comparison,  # type: ignore[arg-type]
+    return SeriesFigure(name=name, value=float(value), limit=float(limit), comparison=comparison,
                         holds=bool(holds), against=None if holds else against, detail=detail)
 
 
@@ -372,7 +374,8 @@ def judge_series(*, spec, release, method, roles: Roles, prints: np.ndarray, fin
                           earlier=[r.release_id for r in earlier], fingerprinted_by=fingerprinted_by, k=k,
                           kept_members=kept_members)
     current_views = [View(release_id="this release", method=method_name, unit=release.unit,
-                          members=combine_parts(members), frame=None if release.parts else release.frame,
+                          members=combine_parts(members),
+                          frame=None if isinstance(release, PartsRelease) else release.frame,
                           protected=list(protected_columns))]
     qis = [c for c in roles.quasi_identifiers]
     earlier_views: list[View] = []
@@ -394,10 +397,10 @@ def judge_series(*, spec, release, method, roles: Roles, prints: np.ndarray, fin
                 f"{int(below.sum()):,} of {sizes.size:,} records in earlier releases share their class or group in "
                 f"every release with fewer than k={k} records (smallest: {smallest})"
                 + ("; a partitioned release's class combines its tables' classes, and is not held to k below its "
-                   "size in this release alone" if release.parts else "")))
+                   "size in this release alone" if isinstance(release, PartsRelease) else "")))
     # sensitive values
     cur = current_views[0]
-    if not release.parts and cur.kind in ("classes", "groups") and len(cur.members):
+    if not isinstance(release, PartsRelease) and cur.kind in ("classes", "groups") and len(cur.members):
         truth_rows = source.reset_index(drop=True)
         fp_index = pd.Index(np.asarray(fp_source, dtype=np.int64))
         for column in protected_columns:
@@ -415,11 +418,11 @@ def judge_series(*, spec, release, method, roles: Roles, prints: np.ndarray, fin
                                   f"{composed:.1%} of {n:,} records guessed right from the series against "
                                   f"{alone:.1%} from this release alone"))
     # averaged copies
-    if not release.parts and cur.kind == "records" and len(cur.members):
+    if not isinstance(release, PartsRelease) and cur.kind == "records" and len(cur.members):
         fp_src = np.asarray(fp_source, dtype=np.int64)
-        got = averaged_linkage(cur, earlier_views, source.reset_index(drop=True), fp_src, roles, qis)
-        if got is not None:
-            share, n = got
+        averaged = averaged_linkage(cur, earlier_views, source.reset_index(drop=True), fp_src, roles, qis)
+        if averaged is not None:
+            share, n = averaged
             figures.append(figure("linkage of averaged copies", share, linkage_bound(spec.privacy), "<=",
                                   _latest_record_release(earlier_views),
                                   f"each record's published copies averaged ({n:,} records with several copies)"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -14,43 +14,16 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from ppdp.schemas.privacy import PrivacyThresholds
-from ppdp.schemas.reports import PrivacyReport, Roles
+from ppdp.schemas.reports import PrivacyReport
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.ingest import NUMERIC_INTENT, numeric_intent, read_header, read_table
 from ppdp.tasks.privacy.measure import check_gates, measure_table, read_hierarchy
 
-if TYPE_CHECKING:
-    from ppdp.schemas.spec import ReleaseSpec
-    from ppdp.tasks.sanitize.base import Release
-
 PYCANON_NAMES = (
     "k_anonymity", "alpha_k_anonymity", "l_diversity", "entropy_l_diversity", "recursive_c_l_diversity",
     "t_closeness", "delta_disclosure", "basic_beta_likeness", "enhanced_beta_likeness",
 )
-
-
-def privacy_checks(train: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,
-                   everything: pd.DataFrame | None = None) -> PrivacyReport:
-    """The release step: measure everything (the unit's measures, the attacker's view, the safety floor), then gate
-    on the spec's ``privacy`` section. ``train``: the method's input rows; ``everything``: every input record (the
-    held-out ones too), for exact copies."""
-    from ppdp.tasks.privacy.judge import judge_release
-    from ppdp.tasks.sanitize.registry import method_class
-
-    policy = spec.privacy
-    cls = method_class(spec.method.name)
-    population = read_table_file(policy.population) if policy.population else None
-    hierarchies = load_hierarchies(policy.hierarchies)
-    if release.parts:  # a partitioned release (DMPD): every part over its own quasi-identifiers, worst part claimed
-        from ppdp.tasks.privacy.parts import measure_release_parts
-
-        combined, each = measure_release_parts(release, roles, policy, hierarchies or None, population,
-                                               cls.protected_columns(roles))
-        combined._parts = each
-        return combined
-    return judge_release(train, release, roles, policy, protects=cls.protects, protected=cls.protected_columns(roles),
-                         seed=spec.seed, everything=everything, population=population, hierarchies=hierarchies)
 
 
 def load_hierarchies(paths: dict[str, Path]) -> dict[str, pd.DataFrame]:

@@ -11,6 +11,7 @@ A method declares, as class attributes:
 
 * ``name`` and ``Params``: its parameter model (a :class:`ppdp.schemas.methods.MethodParams` subclass whose
   fields, less ``name``, are exactly the constructor's keyword arguments less ``seed``);
+* ``description``: what it does, in one phrase, as a release's report says it;
 * ``unit``: what its privacy is measured over (:data:`ppdp.schemas.methods.Unit`);
 * ``tunable``: each tunable parameter and which direction is safer ("larger" or "smaller");
 * ``needs_class``: whether it needs a class column; ``randomized``: whether the seed changes its output;
@@ -32,91 +33,22 @@ import hashlib
 import hmac
 import inspect
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
 from ppdp.schemas.base import Role
-from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Protection, Safer, Treatment, Unit
-from ppdp.schemas.reports import DifferentialPrivacy, FeaturePartition, Roles
+from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Protection, Safer, Unit
+from ppdp.schemas.release import DpRelease, PartsRelease, Release, ReleasePart
+from ppdp.schemas.reports import LatticeSearch, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import key_path
 
-
-@dataclass(frozen=True)
-class ReleasePart:
-    """One table of a partitioned release (a feature subset and the class, see :attr:`Release.parts`)."""
-
-    name: str
-    frame: pd.DataFrame
-    quasi_identifiers: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Release:
-    """A sanitizer's output.
-
-    Attributes
-    ----------
-    frame : DataFrame
-        The released rows (after :meth:`Sanitizer.sanitize`: in a seeded random order). A generating-group
-        release carries :data:`GROUP_COLUMN`.
-    unit : {"equivalence_class", "generating_group", "record"}
-        What the release's privacy is measured over.
-    treatments : dict
-        Released column -> treatment ("generalized", "aggregated", "synthesized", "perturbed", "kept").
-    row_source : ndarray
-        For each released row, the input row (position in the sanitizer's input) it stands for, or -1 when it
-        stands for none (generated rows).
-    group : ndarray or None
-        For each released row, its generating group or equivalence class id (None for record releases).
-    input_group : ndarray or None
-        For each input row, the id of the group it was placed in; -1 if it was suppressed (None for record
-        releases).
-    suppressed_cells : dict
-        Column -> number of released cells suppressed (set missing) by the method.
-    suppressed_rows : int
-        Input rows left out of the release.
-    parts : tuple of ReleasePart
-        A partitioned release (feature-set partitioning, DMPD): the tables published instead of ``frame`` (which is
-        then empty), each k-anonymous over its own quasi-identifiers. Empty for every other release.
-    recode : callable or None
-        A partitioned release: maps original rows (the held-out rows) to each part's table as the part publishes
-        it (part name -> frame), for the utility step.
-    partition : FeaturePartition or None
-        A partitioned release: the partition chosen and its search.
-    kept_members : int
-        A release that kept earlier memberships (``previous`` given to :meth:`Sanitizer.sanitize`): the input rows
-        placed in their group of the previous release again (0 otherwise).
-    dp : DifferentialPrivacy or None
-        A differentially private release (unit ``differential_privacy``): the mechanism's (epsilon, delta) as it was
-        built, what it was spent on and where the categories and bins came from (None for every other release).
-    """
-
-    frame: pd.DataFrame
-    unit: Unit
-    treatments: dict[str, Treatment]
-    row_source: np.ndarray
-    group: np.ndarray | None = None
-    input_group: np.ndarray | None = None
-    suppressed_cells: dict[str, int] = field(default_factory=dict)
-    suppressed_rows: int = 0
-    parts: tuple[ReleasePart, ...] = ()
-    recode: Any = None
-    partition: FeaturePartition | None = None
-    kept_members: int = 0
-    dp: DifferentialPrivacy | None = None
-
-    @property
-    def group_sizes(self) -> np.ndarray:
-        """Sizes of the input groups (records per generating group / class), empty for record releases."""
-        if self.input_group is None:
-            return np.zeros(0, dtype=np.int64)
-        ids = self.input_group[self.input_group >= 0]
-        return np.bincount(ids)[np.unique(ids)] if ids.size else np.zeros(0, dtype=np.int64)
+__all__ = ["GROUP_COLUMN", "DpRelease", "PartsRelease", "Release", "ReleasePart", "Sanitizer", "arrange",
+           "release_order"]
 
 
 class EstimatorParams:
@@ -186,6 +118,10 @@ class Sanitizer(EstimatorParams, ABC):
     """Base class of every method (see the module docstring)."""
 
     name: ClassVar[str]
+    description: ClassVar[str] = ""
+    """What the method does, in one phrase for readers of a release's report ("condensation: synthetic records
+    generated from ..."); the report reads it through the registry, so a new method describes itself there. Empty:
+    the report names the method only."""
     Params: ClassVar[type[MethodParams]]
     unit: ClassVar[Unit]
     protects: ClassVar[Protection] = "identity"
@@ -193,24 +129,26 @@ class Sanitizer(EstimatorParams, ABC):
     needs_class: ClassVar[bool] = False
     randomized: ClassVar[bool] = True
     lattice_parameters: ClassVar[tuple[str, ...]] = ()  # tunable parameters whose domain is a Lattice of levels
-    generalizes: ClassVar[bool] = False
-    """The method publishes quasi-identifiers only as hierarchy labels (or intervals) shared by classes of at least
-    k records: every published quasi-identifier value then occurs at least k times, so the release's rare-value
-    rule leaves quasi-identifiers to the method (hierarchies must see the input's own values)."""
+    shape: ClassVar[str] = "rows"
+    """The name of the kind of release the method makes (a shape of :mod:`ppdp.tasks.shapes`: which rows it is
+    given, how its utility and privacy are measured, what is published). Most methods publish rows standing for the
+    training rows (``rows``); a recoding of every input row is ``every_row``; several tables are ``parts``. A name,
+    not the shape itself: the methods import only the core and the schemas."""
     keeps_groups: ClassVar[bool] = False
     """The method can keep each record's group (or class) of the dataset's previous release
     (:meth:`_sanitize_keeping`, the series option ``keep_groups``)."""
-    covers_every_row: ClassVar[bool] = False
     reproducible: ClassVar[bool] = True
     """The same parameters, input and seed give the same release. False for differentially private methods, whose
     noise comes from a cryptographically secure generator that takes no seed (a seed the manifest publishes would let
     anyone recompute the noise): ``ppdp validate --release`` then re-checks their claims from the manifest instead of
     reproducing the run."""
-    """The release stands for every input row (a recoding: generalization): the flow publishes the method run on
-    every input row, and measures utility on the published table itself, training on the published rows of the
-    training split and testing on the published rows of the held-out split (recoded like the rest)."""
 
     seed: int
+
+    if TYPE_CHECKING:
+        # the constructor contract (module docstring): keyword arguments only, a seed among them; each method
+        # declares its own, so this is for the type checker only (at run time _get_param_names reads the subclass's)
+        def __init__(self, **params: Any) -> None: ...
 
     # -- parameters ---------------------------------------------------------------------------------
     @classmethod
@@ -254,6 +192,13 @@ class Sanitizer(EstimatorParams, ABC):
         """The columns whose values an attacker must not learn: the declared sensitive columns."""
         return roles.names(Role.sensitive)
 
+    @classmethod
+    def rebuild_guarantee(cls, params: dict[str, Any], columns: list[str], roles: Roles, numeric: dict[str, bool]
+                          ) -> tuple[float, float, str]:
+        """A differentially private method's (epsilon, delta, library) rebuilt from a manifest's recorded parameters
+        and published columns (``ppdp validate --release``); methods without such a guarantee refuse."""
+        raise SpecError(f"method {cls.name} makes no differentially private guarantee to rebuild")
+
     # -- tuning -------------------------------------------------------------------------------------
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         """Each tunable parameter's domain on this data (methods override for data-dependent bounds)."""
@@ -263,15 +208,22 @@ class Sanitizer(EstimatorParams, ABC):
         """The method's own rule for its tunable parameters (the ``suggested`` strategy): (values, why)."""
         raise SpecError(f"tuning.strategy suggested: method {self.name} has no suggestion rule")
 
-    def search(self, frame: pd.DataFrame, roles: Roles) -> Any:
-        """The ``lattice`` tuning strategy: search the method's lattice on ``frame`` and return an object with
-        ``node`` (parameter value), ``checked``, ``visited``, ``total``, ``measures``, ``classes``,
-        ``suppressed_rows`` and ``seconds`` (methods with a lattice parameter override this)."""
+    def search(self, frame: pd.DataFrame, roles: Roles) -> LatticeSearch:
+        """The ``lattice`` tuning strategy: search the method's lattice on ``frame`` for the node to publish
+        (methods with a lattice parameter, :attr:`lattice_parameters`, override this)."""
         raise SpecError(f"tuning.strategy lattice: method {self.name} has no lattice to search")
 
-    def privacy_score(self, original: pd.DataFrame, release: Release, roles: Roles) -> float | None:
-        """A method-specific privacy figure for the tuner (larger = more private), or None."""
-        return None
+    def search_parameter(self, parameter: str, frame: pd.DataFrame, roles: Roles) -> LatticeSearch:
+        """:meth:`search` for the tuned ``parameter``, which must be one of :attr:`lattice_parameters`."""
+        if parameter not in self.lattice_parameters:
+            raise SpecError(f"tuning.strategy lattice: method {self.name} has no lattice parameter")
+        return self.search(frame, roles)
+
+    def with_tuned(self, parameter: str | None, value: Any) -> Sanitizer:
+        """This sanitizer with the tuned ``parameter`` set to ``value`` (itself when nothing was tuned)."""
+        if parameter is None or value is None:
+            return self
+        return self.with_params(**{parameter: value})
 
     # -- the work -----------------------------------------------------------------------------------
     def sanitize(self, frame: pd.DataFrame, roles: Roles, *, order_key: bytes | None = None,
@@ -287,6 +239,10 @@ class Sanitizer(EstimatorParams, ABC):
         if len(frame) == 0:
             raise InputError(f"{self.name}: the input has no rows")
         source = frame.reset_index(drop=True)
+        if self.needs_class:  # one check of the class column for every method that needs one
+            from ppdp.tasks.core.class_column import require_class
+
+            require_class(source, roles, self.name)
         rng = np.random.default_rng(self.seed)
         if previous is not None:
             if not self.keeps_groups:

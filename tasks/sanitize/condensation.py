@@ -37,33 +37,26 @@ from __future__ import annotations
 
 import math
 from functools import reduce
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.params.condensation import CondensationParams, Variant
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.blas import single_threaded_blas
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.core.partition import balanced_partition
+from ppdp.tasks.core.kmeans import KD_MAX_DIMS as _KD_MAX_DIMS
+from ppdp.tasks.core.kmeans import NEIGHBOUR_CENTRES as _NEIGHBOUR_CENTRES
+from ppdp.tasks.core.kmeans import batch_bytes as _batch_bytes
+from ppdp.tasks.core.kmeans import cluster_sums as _cluster_sums
+from ppdp.tasks.core.kmeans import kmeans_labels
+from ppdp.tasks.core.kmeans import nearest_indices as _nearest
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 from ppdp.tasks.sanitize.keeping import keep_labels, keep_plan
-
-if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a manifest does not need it
-    from scipy.spatial import cKDTree
-
-Variant = Literal["original", "modified", "class_wise"]
-_KD_MAX_DIMS = 16  # above this, a k-d tree is no faster than brute force
-_BATCH_MAX = 64 * 2**20  # memory for one batch of vectorized work ...
-
-
-def _batch_bytes(x: np.ndarray) -> int:
-    """... at most 1/8 of the data's own size (2 to 64 MiB), so temporaries stay small beside the data."""
-    return int(min(_BATCH_MAX, max(2 * 2**20, x.nbytes // 8)))
 
 
 # -- group size ------------------------------------------------------------------------------------
@@ -82,142 +75,6 @@ def approximate_gcd(class_sizes: list[int] | np.ndarray, threshold: int) -> int:
     if not units or min(units) < 1:
         raise InputError(f"approximate GCD: a class has fewer records than the threshold t={t}")
     return t * reduce(math.gcd, units)
-
-
-# -- k-means ---------------------------------------------------------------------------------------
-_NEIGHBOUR_CENTRES = 24  # a point may move only to one of the centres nearest its current centre
-
-
-def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int, max_iter: int = 50, tol: float = 1e-3,
-                  init: Literal["kd", "random"] = "kd") -> np.ndarray:
-    """Lloyd's k-means with ``n_clusters`` clusters; returns a label per row.
-
-    ``init="kd"`` starts from :func:`balanced_partition` (a k-d tree initialisation: near a good solution, so
-    few iterations are needed); ``init="random"`` from distinct random records (seeded). Each iteration assigns
-    every row to the nearest of the 24 centres nearest its current centre (Lloyd moves are local: a full
-    n x n_clusters distance matrix per iteration is what made k-means the bottleneck on 1M rows), then
-    recomputes centres with a sparse indicator product. The centre neighbour lists are refreshed at iterations
-    0, 1, 2, 4, 8, ... (centres move less and less). Stops when at most ``tol`` of the rows change cluster,
-    or after ``max_iter`` iterations. Empty clusters are re-seeded with the rows farthest from their centre.
-    """
-    n, d = x.shape
-    if n_clusters <= 1:
-        return np.zeros(n, dtype=np.int64)
-    if init == "random":
-        rng = np.random.default_rng(seed)
-        centres = x[rng.choice(n, size=n_clusters, replace=False)].copy()
-        labels, dist = _assign(x, centres)
-    else:
-        labels = balanced_partition(x, n_clusters)
-        dist = None
-    x32 = x.astype(np.float32)
-    neighbours = None
-    for it in range(max_iter):
-        counts = np.bincount(labels, minlength=n_clusters).astype(float)
-        centres = _cluster_sums(labels, x, n_clusters) / np.maximum(counts, 1.0)[:, None]
-        if neighbours is None or (it & (it - 1)) == 0:  # centres settle: refresh at iterations 0, 1, 2, 4, 8, ...
-            neighbours = centre_neighbours(centres, _NEIGHBOUR_CENTRES)
-        new, dist = _assign_near(x, centres, labels, neighbours, x32)
-        empty = np.setdiff1d(np.arange(n_clusters), new)
-        if empty.size:
-            far = np.argsort(-dist, kind="stable")[: empty.size]
-            new[far] = empty
-        changed = int(np.count_nonzero(new != labels))
-        labels = new
-        if changed <= tol * n:
-            break
-    return labels
-
-
-def centre_neighbours(centres: np.ndarray, m: int) -> np.ndarray:
-    """For each centre, the ``m`` nearest centres (itself first): (K, m)."""
-    from scipy.spatial import cKDTree
-
-    m = min(m, len(centres))
-    tree = cKDTree(centres) if centres.shape[1] <= _KD_MAX_DIMS else None
-    sq = None if tree is not None else np.einsum("ij,ij->i", centres, centres)
-    return _nearest(centres, centres, m, tree, sq)
-
-
-def _assign_near(x: np.ndarray, centres: np.ndarray, labels: np.ndarray, neighbours: np.ndarray,
-                 x32: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest centre of each row among its current centre's ``neighbours``, and the squared distance
-    (float32 arithmetic: only the order of distances matters here)."""
-    n, d = x.shape
-    m = neighbours.shape[1]
-    c32 = centres.astype(np.float32)
-    csq = np.einsum("ij,ij->i", c32, c32)
-    x32 = x.astype(np.float32) if x32 is None else x32
-    xsq = np.einsum("ij,ij->i", x32, x32)
-    new = np.empty(n, dtype=np.int64)
-    best = np.empty(n)
-    step = max(1, int(_batch_bytes(x) // (4 * m * (d + 4))))
-    for s in range(0, n, step):
-        c = neighbours[labels[s : s + step]]  # (B, m) candidate centres
-        d2 = csq[c] - 2.0 * np.einsum("bd,bmd->bm", x32[s : s + step], c32[c])
-        j = np.argmin(d2, axis=1)
-        rows = np.arange(len(c))
-        new[s : s + step] = c[rows, j]
-        best[s : s + step] = np.maximum(d2[rows, j] + xsq[s : s + step], 0.0)
-    return new, best
-
-
-def _cluster_sums(labels: np.ndarray, x: np.ndarray, n_clusters: int) -> np.ndarray:
-    """Per-cluster sums of the rows of ``x`` (a sparse indicator product: no loop over rows)."""
-    from scipy import sparse
-
-    indicator = sparse.csr_matrix(
-        (np.ones(len(labels)), (labels, np.arange(len(labels)))), shape=(n_clusters, len(labels))
-    )
-    return np.asarray(indicator @ x)
-
-
-def _assign(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Nearest centre of each row and the squared distance to it."""
-    from scipy.spatial import cKDTree
-
-    if x.shape[1] <= _KD_MAX_DIMS:
-        dist, idx = cKDTree(centres).query(x, k=1)
-        return idx.astype(np.int64), dist**2
-    n = len(x)
-    c2 = np.einsum("ij,ij->i", centres, centres)
-    idx = np.empty(n, dtype=np.int64)
-    best = np.empty(n)
-    step = max(1, int(_batch_bytes(x) // (8 * max(len(centres), 1))))
-    for s in range(0, n, step):
-        block = x[s : s + step]
-        d2 = c2[None, :] - 2.0 * block @ centres.T
-        j = np.argmin(d2, axis=1)
-        idx[s : s + step] = j
-        best[s : s + step] = d2[np.arange(len(block)), j] + np.einsum("ij,ij->i", block, block)
-    return idx, np.maximum(best, 0.0)
-
-
-def _nearest(x: np.ndarray, points: np.ndarray, m: int, tree: cKDTree | None, sq: np.ndarray | None
-             ) -> np.ndarray:
-    """For each row of ``points``, indices of the ``m`` rows of ``x`` nearest to it, nearest first: (P, m).
-
-    A k-d tree answers in low dimension; otherwise squared distances come from one matrix product per batch
-    of points (``sq`` holds the rows' squared norms) and ``argpartition`` picks the m smallest.
-    """
-    points = np.atleast_2d(points)
-    m = min(m, len(x))
-    if tree is not None:
-        _, idx = tree.query(points, k=m)
-        return np.asarray(idx).reshape(len(points), m)
-    out = np.empty((len(points), m), dtype=np.int64)
-    step = max(1, int(max(_batch_bytes(x), 8 * len(x)) // (8 * max(len(x), 1))))
-    for s in range(0, len(points), step):
-        block = points[s : s + step]
-        d2 = sq[:, None] - 2.0 * (x @ block.T)  # (n, B); the points' own norms do not change the order
-        if m < len(x):
-            part = np.argpartition(d2, m - 1, axis=0)[:m]  # (m, B)
-            vals = np.take_along_axis(d2, part, axis=0)
-            order = np.argsort(vals, axis=0, kind="stable")
-            out[s : s + step] = np.take_along_axis(part, order, axis=0).T
-        else:
-            out[s : s + step] = np.argsort(d2, axis=0, kind="stable").T
-    return out
 
 
 # -- grouping --------------------------------------------------------------------------------------
@@ -483,22 +340,6 @@ def _sign_weights(d: int) -> np.ndarray:
 
 
 # -- the sanitizer ---------------------------------------------------------------------------------
-class CondensationParams(MethodParams):
-    """Parameters of :class:`Condensation` (the spec's ``method`` section with ``name: condensation``)."""
-
-    name: Literal["condensation"] = Field("condensation", description="selects condensation (paper 000): groups "
-                                          "of k or more records replaced by synthetic records")
-    variant: Variant = Field("class_wise", description="original | modified | class_wise (paper 000)")
-    k: int | None = Field(None, ge=2, description="group size; tuned when null")
-    class_weight: float = Field(
-        2.0, gt=0, description="weight of the class label in the k-means distance (modified and original)"
-    )
-    distribution: Literal["uniform", "gaussian"] = Field(
-        "uniform", description="distribution of the synthetic records along each eigenvector of their group's "
-        "covariance (the same variance either way)")
-    kmeans_max_iter: int = Field(20, ge=1, le=1000, description="k-means iterations (modified and class_wise)")
-
-
 class Condensation(Sanitizer):
     """Condensation-based sanitization (original, modified or class-wise); see the module docstring.
 
@@ -523,10 +364,12 @@ class Condensation(Sanitizer):
     """
 
     name: ClassVar[str] = "condensation"
+    description: ClassVar[str] = ("condensation: synthetic records generated from groups of at least k similar "
+                                  "records (Aggarwal and Yu)")
     Params: ClassVar[type[MethodParams]] = CondensationParams
-    unit: ClassVar[Unit] = "generating_group"
-    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
-    keeps_groups: ClassVar[bool] = True
+    unit: ClassVar[Unit] = CondensationParams.unit
+    tunable: ClassVar[dict[str, Safer]] = CondensationParams.tunable
+    keeps_groups: ClassVar[bool] = CondensationParams.keeps_groups
 
     def __init__(
         self,
@@ -603,12 +446,8 @@ class Condensation(Sanitizer):
         plan, n_input = None, len(frame)
         if previous is not None:  # keep_groups: decide placement from previous alone, then encode the placed rows
             strata = None
-            if self.variant == "class_wise":
-                if cls is None:
-                    raise InputError("condensation class_wise: no class column")
+            if self.variant == "class_wise":  # the class column is checked by Sanitizer.sanitize (needs_class)
                 strata = pd.factorize(frame[cls], sort=True)[0]
-                if (strata < 0).any():
-                    raise InputError(f"condensation class_wise: class column '{cls}' has missing values")
             plan = keep_plan(previous, k, strata)
             if not plan.placed.any():
                 raise InputError(f"condensation: keep_groups: no previous group keeps k={k} present records and "
@@ -621,13 +460,10 @@ class Condensation(Sanitizer):
         n = len(frame)
         treatments: dict[str, Treatment] = {a: "synthesized" for a in attrs}
 
-        if self.variant == "class_wise":
-            if cls is None:
-                raise InputError("condensation class_wise: no class column")
+        if self.variant == "class_wise":  # the class column is checked by Sanitizer.sanitize (needs_class)
+            assert cls is not None
             labels = frame[cls]
             codes, uniques = pd.factorize(labels, sort=True)
-            if (codes < 0).any():
-                raise InputError(f"condensation class_wise: class column '{cls}' has missing values")
             sizes = np.bincount(codes, minlength=len(uniques))
             if plan is None and sizes.min() < k:
                 raise InputError(
@@ -647,6 +483,7 @@ class Condensation(Sanitizer):
                     x[new], k, int(class_seeds[codes[new[0]]]), self.kmeans_max_iter))
             synthesize(x, groups, rng, self.distribution, inplace=True)
             columns = encoder.inverse_columns(x)
+            del x  # free the encoded matrix before the frame is built
             columns[cls] = labels.to_numpy()
             treatments[cls] = "kept"
         else:
@@ -673,9 +510,9 @@ class Condensation(Sanitizer):
             del x, space
             synthesize(full, groups, rng, self.distribution, inplace=True)
             columns = encoder.inverse_columns(full[:, :width])
-            if cls_enc is not None:
+            if cls_enc is not None and cls is not None:  # a class column is encoded when there is one
                 columns[cls] = cls_enc.inverse_columns(full[:, width:])[cls]
-        x = full = None  # free the encoded matrix before the frame is built
+            del full  # free the encoded matrix before the frame is built
         data = {}
         for name in frame.columns:  # input column order; pseudonymized identifiers travel with their record
             values = columns.pop(name) if name in columns else frame[name].to_numpy()

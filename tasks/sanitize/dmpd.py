@@ -31,34 +31,13 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.params.dmpd import DmpdParams
 from ppdp.schemas.reports import FeaturePartition, ParetoPoint, Roles
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
-from ppdp.tasks.sanitize.base import Release, ReleasePart, Sanitizer
-
-
-class DmpdParams(MethodParams):
-    """Parameters of :class:`Dmpd` (the spec's ``method`` section with ``name: dmpd``)."""
-
-    name: Literal["dmpd"] = Field("dmpd", description="selects DMPD feature-set partitioning (paper 001): disjoint "
-                                                     "feature subsets published as separate k-anonymous tables")
-    k: int | None = Field(None, ge=2, description="smallest equivalence class of every subset over its "
-                                                  "quasi-identifiers; tuned when null")
-    inducer: Literal["naive_bayes", "tree"] = Field(
-        "tree", description="the inducer trained per subset in the search's fitness: naive_bayes, or tree (a "
-                            "C4.5-like entropy tree)")
-    population: int = Field(50, ge=2, le=1000, description="partitions per generation of the genetic search "
-                                                          "(the paper: 50)")
-    generations: int = Field(100, ge=1, le=10_000, description="generations of the genetic search (the paper: 100)")
-    p_crossover: float = Field(0.7, ge=0.0, le=1.0, description="probability that two parents are recombined by "
-                                                                "group-wise crossover")
-    p_mutation: float = Field(0.05, ge=0.0, le=1.0, description="probability that a feature moves to another or a "
-                                                                "new subset")
-    inner_folds: int = Field(3, ge=2, le=20, description="folds of the inner cross-validation that scores a "
-                                                         "partition")
+from ppdp.tasks.sanitize.base import PartsRelease, ReleasePart, Sanitizer
 
 
 def _interval_labels(cuts: np.ndarray, is_date: bool) -> list[str]:
@@ -90,13 +69,18 @@ class Dmpd(Sanitizer):
     """
 
     name: ClassVar[str] = "dmpd"
+    description: ClassVar[str] = ("DMPD feature-set partitioning: the features split into disjoint subsets, each "
+                                  "published with the class as its own table, k-anonymous over its quasi-identifiers "
+                                  "(Matatov, Rokach and Maimon)")
     Params: ClassVar[type[MethodParams]] = DmpdParams
-    unit: ClassVar[Unit] = "equivalence_class"
-    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
+    unit: ClassVar[Unit] = DmpdParams.unit
+    tunable: ClassVar[dict[str, Safer]] = DmpdParams.tunable
     needs_class: ClassVar[bool] = True
     randomized: ClassVar[bool] = True
+    shape: ClassVar[str] = "parts"  # one table per feature subset
 
-    def __init__(self, *, k: int | None = None, inducer: str = "tree", population: int = 50, generations: int = 100,
+    def __init__(self, *, k: int | None = None, inducer: Literal["naive_bayes", "tree"] = "tree",
+                 population: int = 50, generations: int = 100,
                  p_crossover: float = 0.7, p_mutation: float = 0.05, inner_folds: int = 3, seed: int = 0) -> None:
         self.k = k
         self.inducer = inducer
@@ -114,15 +98,14 @@ class Dmpd(Sanitizer):
         ids = set(roles.identifiers)
         return [c for c in roles.attributes if c in frame.columns and c not in ids]
 
-    def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
+    def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> PartsRelease:
         from ppdp.tasks.core import dmpd as core
 
         if self.k is None:
             raise SpecError("dmpd: k is required (set method.k or a tuning strategy)")
         k = int(self.k)
-        cls = roles.class_column
-        if cls is None or cls not in frame.columns:
-            raise InputError("dmpd: needs a class column (declare one with role class)")
+        cls = roles.class_column  # checked by Sanitizer.sanitize (needs_class)
+        assert cls is not None
         n = len(frame)
         if n < k:
             raise InputError(f"dmpd: {n} records cannot form an equivalence class of k={k}")
@@ -174,7 +157,7 @@ class Dmpd(Sanitizer):
         names = [[features[j] for j in s] for s in subsets]
         gain = core.information_gain(codes, recoding.cards, y, len(y_labels))
         front = core.pareto_front((acc, level) for _, acc, level in result.evaluated if acc == acc)  # not NaN
-        by_point = {}
+        by_point: dict[tuple[float, int], tuple[tuple[int, ...], ...]] = {}  # (accuracy, k) -> first partition
         for partition, acc, level in result.evaluated:
             by_point.setdefault((acc, level), partition)
         pareto = [ParetoPoint(k=int(level), accuracy=float(acc),
@@ -187,10 +170,10 @@ class Dmpd(Sanitizer):
             search_seconds=float(result.seconds),
             information_gain={c: float(g) for c, g in zip(features, gain)}, pareto=pareto)
         empty = pd.DataFrame(index=pd.RangeIndex(0))
-        return Release(frame=empty, unit="equivalence_class", treatments=treatments,
-                       row_source=np.zeros(0, dtype=np.int64), parts=tuple(parts),
-                       suppressed_cells={c: n for c, n in suppressed.items() if c in chosen},
-                       recode=labels.recoder(parts, cls), partition=info)
+        return PartsRelease(frame=empty, unit="equivalence_class", treatments=treatments,
+                            row_source=np.zeros(0, dtype=np.int64), parts=tuple(parts),
+                            suppressed_cells={c: n for c, n in suppressed.items() if c in chosen},
+                            recode=labels.recoder(parts, cls), partition=info)
 
 
 def _suppress_rare(frame: pd.DataFrame, columns: list[str], k: int) -> tuple[pd.DataFrame, dict[str, int]]:
@@ -214,7 +197,7 @@ def _suppress_rare(frame: pd.DataFrame, columns: list[str], k: int) -> tuple[pd.
 
 def _numeric_view(frame: pd.DataFrame, features: list[str], numeric: list[bool]) -> pd.DataFrame:
     """The features as the recoding reads them: dates as nanoseconds (float), numbers as floats."""
-    out = {}
+    out: dict[str, np.ndarray | pd.Series] = {}
     for c, is_num in zip(features, numeric):
         s = frame[c]
         if is_num and pd.api.types.is_datetime64_any_dtype(s):

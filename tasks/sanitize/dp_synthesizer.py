@@ -68,83 +68,26 @@ and, under zero-concentrated DP, took about 3 minutes on the 3,000-row census de
 from __future__ import annotations
 
 import functools
-import math
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Safer, Treatment, Unit
+from ppdp.schemas.params.dp_synthesizer import DpSynthesizerParams, _text
 from ppdp.schemas.reports import DifferentialPrivacy, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.sanitize.base import Release, Sanitizer
+from ppdp.tasks.sanitize.base import DpRelease, Release, Sanitizer
+
+if TYPE_CHECKING:  # OpenDP is imported when the mechanism is built
+    from opendp.extras.polars.contingency_table import ContingencyTableQuery
 
 LIBRARY = "opendp"
 SELECTION_SLACK = 1e-9  # the selection's share of the budget is made smaller by this fraction (opendp#2789)
-DomainValue = str | int | float | bool
-
-
-class DpSynthesizerParams(MethodParams):
-    """Parameters of :class:`DpSynthesizer` (the spec's ``method`` section with ``name: dp_synthesizer``)."""
-
-    name: Literal["dp_synthesizer"] = Field("dp_synthesizer", description="selects the differentially private "
-                                            "synthesizer (OpenDP's MST)")
-    epsilon: float | None = Field(None, gt=0, le=100, description="the privacy-loss budget epsilon of the release "
-                                  "(smaller is safer); set it with tuning.strategy: fixed (epsilon is not tuned on "
-                                  "the data)")
-    delta: float = Field(1e-7, ge=0, lt=1e-3, description="the delta of (epsilon, delta)-DP, spent on discovering the "
-                         "categories of columns without public ones (0: every column's categories must be public, "
-                         "and the release is pure epsilon-DP)")
-    mechanism: Literal["mst"] = Field("mst", description="the synthesizer: mst (OpenDP's MST over a contingency "
-                                      "table)")
-    bins: dict[str, list[float]] | None = Field(
-        None, description="numeric column -> public bin edges: lower bound, inner edges, upper bound "
-        "(strictly increasing; values outside are clipped); required for every numeric column (edges read from the "
-        "data would spend budget)")
-    categories: dict[str, list[DomainValue]] | None = Field(
-        None, description="column -> its public list of categories (a code book); columns with a declared order use "
-        "it; categories of other columns are discovered privately (needs delta > 0)")
-    samples: int | None = Field(None, ge=1, le=100_000_000, description="rows to generate; null: the model's noisy "
-                                "estimate of the input's row count (no extra budget)")
-
-    @field_validator("bins")
-    @classmethod
-    def _edges(cls, value: dict[str, list[float]] | None) -> dict[str, list[float]] | None:
-        for column, edges in (value or {}).items():
-            if len(edges) < 2:
-                raise ValueError(f"bins.{column}: give at least a lower and an upper bound")
-            if not all(math.isfinite(e) for e in edges):
-                raise ValueError(f"bins.{column}: edges must be finite numbers")
-            if any(b <= a for a, b in zip(edges, edges[1:])):
-                raise ValueError(f"bins.{column}: edges must be strictly increasing")
-        return value
-
-    @field_validator("categories")
-    @classmethod
-    def _categories(cls, value: dict[str, list[DomainValue]] | None) -> dict[str, list[DomainValue]] | None:
-        for column, listed in (value or {}).items():
-            if not listed:
-                raise ValueError(f"categories.{column}: list at least one category")
-            if len({_text(c) for c in listed}) != len(listed):
-                raise ValueError(f"categories.{column}: a category is listed twice")
-        return value
-
-
-def _text(value: Any) -> str:
-    """A category as the text OpenDP's keys hold: integral numbers without a decimal point."""
-    if isinstance(value, bool | np.bool_):
-        return str(bool(value))
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        f = float(value)
-        return str(int(f)) if f.is_integer() else repr(f)
-    return str(value)
 
 
 @dataclass(frozen=True)
@@ -214,6 +157,7 @@ def plan_columns(columns: list[str], roles: Roles, params: DpSynthesizerParams,
                             f"method.categories.{name} (or declare its order), or set method.delta > 0 to discover "
                             "them privately")
         out.append(_Column(name, False, keys=keys))
+    assert params.epsilon is not None  # a mechanism is planned only with its budget (_sanitize checks it first)
     return Plan(columns=tuple(out), epsilon=float(params.epsilon), delta=float(params.delta),
                 mechanism=params.mechanism)
 
@@ -239,8 +183,9 @@ def _mst_class():
             d_measure = d_out * self.measure_split
             d_select = prior(prior(d_out - d_measure))
             lp_metric = get_associated_metric(output_measure)
-            edges = list(itertools.combinations(input_domain.columns, 2))
-            t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)
+            edges: list[tuple[str, str]] = list(itertools.combinations(input_domain.columns, 2))
+            # OpenDP types the cliques as list[tuple[str, ...]] (invariant list): pairs are cliques
+            t_marginals = make_stable_marginals(input_domain, input_metric, lp_metric, edges)  # type: ignore[arg-type]
             d_marginals = t_marginals.map(d_in)
 
             def function(qbl):
@@ -318,7 +263,9 @@ def build(plan: Plan) -> Built:
     query_loss = {"epsilon": plan.epsilon} if plan.pure else {"epsilon": plan.epsilon, "delta": plan.delta}
     context = dp.Context.compositor(data=_empty_frame(plan), privacy_unit=dp.unit_of(contributions=1),
                                     privacy_loss=loss)
-    query = context.query(**query_loss).contingency_table(keys=plan.keys(), algorithm=_mst_class()())
+    # OpenDP types query() as a Query or a LazyFrameQuery; contingency_table() makes a ContingencyTableQuery
+    query = cast("ContingencyTableQuery",
+                 context.query(**query_loss).contingency_table(keys=plan.keys(), algorithm=_mst_class()()))
     measurement = query.resolve()
     spent = measurement.map(context.d_in)
     eps, delta = (float(spent), 0.0) if plan.pure else (float(spent[0]), float(spent[1]))
@@ -338,7 +285,8 @@ def to_mechanism_input(frame: pd.DataFrame, plan: Plan):
             edges = np.asarray(c.edges)
             clipped = np.clip(values, edges[0], edges[-1])
             codes = np.clip(np.searchsorted(edges, clipped, side="right") - 1, 0, len(edges) - 2)
-            data[c.name] = pl.Series(c.name, np.where(np.isnan(values), None, codes).tolist(), dtype=pl.Int64)
+            data[c.name] = pl.Series(c.name, np.where(np.isnan(values), np.array(None, dtype=object), codes).tolist(),
+                                     dtype=pl.Int64)
         else:
             text = [None if pd.isna(v) else _text(v) for v in series.astype(object).to_numpy()]
             data[c.name] = pl.Series(c.name, text, dtype=pl.String)
@@ -454,7 +402,7 @@ def _as_column(series: pd.Series, values: np.ndarray) -> object:
         ints = np.where(present, values, 0).astype(np.int64)
         if isinstance(series.dtype, np.dtype) and present.all():
             return ints.astype(series.dtype)
-        out = pd.array(ints, dtype="Int64" if isinstance(series.dtype, np.dtype) else series.dtype)
+        out = pd.array(ints, dtype="Int64" if isinstance(series.dtype, np.dtype) else series.dtype)  # type: ignore[call-overload]  # pandas-stubs: pd.array takes no ExtensionDtype instance (pandas does)
         out[~present] = pd.NA
         return out
     if pd.api.types.is_float_dtype(series):
@@ -507,13 +455,21 @@ class DpSynthesizer(Sanitizer):
     """
 
     name: ClassVar[str] = "dp_synthesizer"
+    description: ClassVar[str] = ("differentially private synthesizer: OpenDP's MST fits a graphical model to noisy "
+                                  "one- and two-way counts and generates every row from it")
     Params: ClassVar[type[MethodParams]] = DpSynthesizerParams
-    unit: ClassVar[Unit] = "differential_privacy"
+    unit: ClassVar[Unit] = DpSynthesizerParams.unit
     protects: ClassVar[Protection] = "identity"
-    tunable: ClassVar[dict[str, Safer]] = {"epsilon": "smaller"}
+    tunable: ClassVar[dict[str, Safer]] = DpSynthesizerParams.tunable
     needs_class: ClassVar[bool] = False
     randomized: ClassVar[bool] = True
     reproducible: ClassVar[bool] = False
+
+    @classmethod
+    def rebuild_guarantee(cls, params: dict[str, Any], columns: list[str], roles: Roles, numeric: dict[str, bool]
+                          ) -> tuple[float, float, str]:
+        """:func:`guarantee_from_manifest` (``ppdp validate --release`` re-derives the recorded guarantee)."""
+        return guarantee_from_manifest(params, columns, roles, numeric)
 
     def __init__(self, *, epsilon: float | None = None, delta: float = 1e-7, mechanism: str = "mst",
                  bins: dict[str, list[float]] | None = None, categories: dict[str, list] | None = None,
@@ -554,6 +510,7 @@ class DpSynthesizer(Sanitizer):
     def plan(self, frame: pd.DataFrame, roles: Roles) -> Plan:
         """The mechanism's public configuration for ``frame``'s columns (see :func:`plan_columns`)."""
         params = self.params()
+        assert isinstance(params, DpSynthesizerParams)
         generated, _ = self._published(frame, roles)
         dates = [c for c in generated if pd.api.types.is_datetime64_any_dtype(frame[c])
                  or pd.api.types.is_timedelta64_dtype(frame[c])]
@@ -580,6 +537,7 @@ class DpSynthesizer(Sanitizer):
         if cls in codes:  # a class is never missing: a generated row in the null cell gets a class drawn from the
             codes[cls] = _fill_missing_class(codes[cls], model, cls, len(table.keys[cls]), rng)  # model (free)
         params = self.params()
+        assert isinstance(params, DpSynthesizerParams)
         out: dict[str, object] = {}
         treatments: dict[str, Treatment] = {}
         for c in plan.columns:
@@ -603,7 +561,7 @@ class DpSynthesizer(Sanitizer):
             discovered=discovered, discovery_threshold=built.threshold if discovered else None,
             rows="declared (samples)" if self.samples is not None else "the model's noisy estimate of the input's "
                                                                         "row count")
-        return Release(frame=published, unit="differential_privacy", treatments=treatments,
+        return DpRelease(frame=published, unit="differential_privacy", treatments=treatments,
                        row_source=np.full(rows, -1, dtype=np.int64), dp=guarantee)
 
 

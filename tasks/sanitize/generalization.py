@@ -47,16 +47,16 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, ClassVar, Literal
+from typing import ClassVar, Literal, cast
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import Role
-from ppdp.schemas.hierarchy import ROOT, HierarchySpec
+from ppdp.schemas.hierarchy import ROOT
 from ppdp.schemas.methods import Domain, Lattice, MethodParams, Safer, Treatment, Unit
-from ppdp.schemas.reports import Roles
+from ppdp.schemas.params.generalization import GeneralizationParams
+from ppdp.schemas.reports import LatticeSearch, Roles
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import Hierarchy, hierarchies_for
@@ -68,8 +68,6 @@ __all__ = [
     "MAX_NODES",
     "MEASURES",
     "Generalization",
-    "GeneralizationParams",
-    "LatticeResult",
     "NodeEvaluation",
     "Problem",
     "evaluate_node",
@@ -80,7 +78,6 @@ __all__ = [
     "search_lattice",
 ]
 
-Measure = Literal["loss", "discernibility", "aecs", "precision", "entropy"]
 MEASURES: tuple[str, ...] = ("loss", "discernibility", "aecs", "precision", "entropy")
 MAX_NODES = 1 << 17
 """Largest lattice searched (131,072 nodes); a larger one is refused before any work (:func:`lattice_size`).
@@ -95,45 +92,6 @@ _TOL = 1e-12  # relative: measure values this close are a tie
 _MARGIN = 1e-9  # relative: a bound prunes only when it exceeds the best value by more than this
 _T_EPS = 1e-12  # a class meets t when its EMD is at most t - _T_EPS (float noise never tips a published class)
 _CACHE_ROWS = 40  # roll-up tables kept, in multiples of the distinct-record count
-
-
-# -- the result -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LatticeResult:
-    """What :meth:`Generalization.search` found.
-
-    Attributes
-    ----------
-    node : dict
-        Quasi-identifier -> level of the chosen node.
-    measure : str
-        The measure the node is best under.
-    measures : dict
-        Every measure of :data:`MEASURES` for the chosen node (ARX's definitions, see the module docstring).
-    checked : int
-        Nodes whose gates were evaluated on the data (grouped).
-    visited : int
-        Nodes the search decided on: checked, tagged by monotonicity or pruned by a bound one by one; the rest
-        of the lattice was pruned at once (its lower bound exceeds the optimum).
-    total : int
-        Nodes in the lattice.
-    classes : int
-        Equivalence classes of the chosen node, the suppressed records aside.
-    suppressed_rows : int
-        Records suppressed (published with every quasi-identifier ``*``).
-    seconds : float
-        Wall time of the search, preparation included.
-    """
-
-    node: dict[str, int]
-    measure: str
-    measures: dict[str, float]
-    checked: int
-    visited: int
-    total: int
-    classes: int
-    suppressed_rows: int
-    seconds: float
 
 
 # -- the problem: quasi-identifiers coded once -------------------------------------------------------------------
@@ -665,8 +623,8 @@ def _closed_bounds(problem: Problem, grid: np.ndarray, measure: str) -> np.ndarr
     if measure == "entropy":
         out = np.zeros(total)
         for j, d in enumerate(dims):
-            per = np.array([_floor10(-e) if e != 0.0 else 0.0 for e in d.entropy])
-            out += per[grid[:, j]]
+            floors = np.array([_floor10(-e) if e != 0.0 else 0.0 for e in d.entropy])
+            out += floors[grid[:, j]]
         return out
     return np.full(total, -np.inf)
 
@@ -954,28 +912,6 @@ class _Search:
 
 
 # -- the sanitizer -----------------------------------------------------------------------------------------------
-class GeneralizationParams(MethodParams):
-    """Parameters of :class:`Generalization` (the spec's ``method`` section with ``name: generalization``)."""
-
-    name: Literal["generalization"] = Field("generalization", description="selects full-domain generalization "
-                                            "with record suppression")
-    k: int | None = Field(None, ge=2, description="k-anonymity: smallest equivalence class")
-    l: int | None = Field(None, ge=2, description="distinct l-diversity of every sensitive column per class")  # noqa: E741
-    t: float | None = Field(None, ge=0, le=1, description="t-closeness: largest EMD between a class's distribution "
-                                                          "of a sensitive column and the table's")
-    suppression_limit: float = Field(0.0, ge=0, lt=1, description="share of the records that may be suppressed "
-                                                                  "(published with every quasi-identifier '*')")
-    measure: Measure = Field("loss", description="utility measure the node is chosen by (ARX's definitions)")
-    hierarchies: dict[str, HierarchySpec] | None = Field(
-        None, description="column -> hierarchy; quasi-identifiers without one get automatic hierarchies")
-    levels: dict[str, Annotated[int, Field(ge=0)]] | None = Field(
-        None, description="the node: a level per quasi-identifier; null: searched (the lattice strategy)")
-    suppression: Literal["records", "cells"] = Field(
-        "records", description="records: a failing record is published with every quasi-identifier '*' (ARX's "
-                               "record suppression); cells: at the chosen node, local suppression sets as few "
-                               "cells as a greedy can to '*' until every class holds k records (k only)")
-
-
 class Generalization(Sanitizer):
     """Full-domain generalization with record suppression (privacy unit ``equivalence_class``).
 
@@ -1019,13 +955,14 @@ class Generalization(Sanitizer):
     """
 
     name: ClassVar[str] = "generalization"
+    description: ClassVar[str] = ("full-domain generalization: quasi-identifiers coarsened along hierarchies, the "
+                                  "level of each chosen by a lattice search")
     Params: ClassVar[type[MethodParams]] = GeneralizationParams
-    unit: ClassVar[Unit] = "equivalence_class"
-    tunable: ClassVar[dict[str, Safer]] = {"levels": "larger"}
-    lattice_parameters: ClassVar[tuple[str, ...]] = ("levels",)
+    unit: ClassVar[Unit] = GeneralizationParams.unit
+    tunable: ClassVar[dict[str, Safer]] = GeneralizationParams.tunable
+    lattice_parameters: ClassVar[tuple[str, ...]] = GeneralizationParams.lattice_parameters
     randomized: ClassVar[bool] = False
-    generalizes: ClassVar[bool] = True
-    covers_every_row: ClassVar[bool] = True
+    shape: ClassVar[str] = "every_row"  # a recoding of every input row
 
     def __init__(self, *, k: int | None = None, l: int | None = None, t: float | None = None,  # noqa: E741
                  suppression_limit: float = 0.0, measure: str = "loss", hierarchies: dict | None = None,
@@ -1060,7 +997,8 @@ class Generalization(Sanitizer):
     @staticmethod
     def _position(frame: pd.DataFrame, roles: Roles, name: str) -> int:
         tag = roles.get(name)
-        return int(tag.position) + 1 if tag.position is not None else int(frame.columns.get_loc(name)) + 1
+        # column names are unique: get_loc gives an int
+        return int(tag.position) + 1 if tag.position is not None else int(cast(int, frame.columns.get_loc(name))) + 1
 
     @staticmethod
     def _sensitive(frame: pd.DataFrame, roles: Roles) -> list[str]:
@@ -1102,7 +1040,7 @@ class Generalization(Sanitizer):
         _, qis, hierarchies, _ = self._setup(frame, roles)
         return {"levels": Lattice(max_level={q: h.height for q, h in zip(qis, hierarchies, strict=True)})}
 
-    def search(self, frame: pd.DataFrame, roles: Roles) -> LatticeResult:
+    def search(self, frame: pd.DataFrame, roles: Roles) -> LatticeSearch:
         """Search the lattice on ``frame`` for the node of least ``measure`` that meets every gate with at most
         ``suppression_limit`` of the records suppressed (:func:`search_lattice`). ``levels`` is ignored.
 
@@ -1120,10 +1058,11 @@ class Generalization(Sanitizer):
         ev, measures, counts = search_lattice(problem, params.measure)
         if ev is None:
             raise self._no_node(params)
-        return LatticeResult(node=dict(zip(qis, ev.node, strict=True)), measure=params.measure, measures=measures,
-                             checked=counts["checked"], visited=counts["visited"], total=counts["total"],
-                             classes=ev.classes, suppressed_rows=ev.suppressed_rows,
-                             seconds=time.perf_counter() - started)
+        return LatticeSearch(node={str(q): int(v) for q, v in zip(qis, ev.node, strict=True)},
+                             measure=str(params.measure), measures={str(m): float(v) for m, v in measures.items()},
+                             checked=int(counts["checked"]), visited=int(counts["visited"]),
+                             total=int(counts["total"]), classes=int(ev.classes),
+                             suppressed_rows=int(ev.suppressed_rows), seconds=float(time.perf_counter() - started))
 
     # -- the work ---------------------------------------------------------------------------------------------
     def _node(self, params: GeneralizationParams, qis: list[str], hierarchies: list[Hierarchy]) -> tuple[int, ...]:
@@ -1181,7 +1120,8 @@ class Generalization(Sanitizer):
         if params.k is None or params.l is not None or params.t is not None:
             raise SpecError("generalization: suppression: cells supports k alone (set suppression: records for l "
                             "or t)")
-        columns, star = [], []
+        columns: list[np.ndarray] = []
+        star: list[int | None] = []
         for h, c, level in zip(hierarchies, codes, node, strict=True):
             if level == h.height:  # every cell, missing ones too (even with no value at all), is published '*'
                 columns.append(np.zeros(len(c), dtype=np.int64))

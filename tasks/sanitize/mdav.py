@@ -21,13 +21,14 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.params.mdav import MdavParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.matrix import as_matrix
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 from ppdp.tasks.sanitize.keeping import keep_labels, keep_plan
 
@@ -38,11 +39,11 @@ if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a man
 
 __all__ = [
     "Mdav",
-    "MdavParams",
     "aggregate",
     "centroids",
     "information_loss",
     "mdav_groups",
+    "mdav_groups_batched",
     "mdav_groups_exact",
     "standardize",
 ]
@@ -72,7 +73,7 @@ def standardize(x: np.ndarray) -> np.ndarray:
     -------
     ndarray of shape (n, d), float64
     """
-    x = _as_matrix(x)
+    x = as_matrix(x, need_columns=True)
     if len(x) == 0:
         return x.copy()
     centred = x - x.mean(axis=0)
@@ -139,7 +140,7 @@ def mdav_groups(x: np.ndarray, k: int) -> np.ndarray:
     ``TAIL_GROUPS * k`` the result is exactly :func:`mdav_groups_exact`. Deterministic: there is no random
     choice, and the k-d tree is built deterministically.
     """
-    x = _as_matrix(x)
+    x = as_matrix(x, need_columns=True)
     k = _check_k(x, k)
     n = len(x)
     tail = max(TAIL_GROUPS, 2) * k  # at least 2k, so that the classic tail always gets k rows or more
@@ -194,14 +195,14 @@ def mdav_groups_exact(x: np.ndarray, k: int) -> np.ndarray:
     * missing values: refused (``ValueError``); sdcMicro codes them as -999, gives a mismatch the column's
       squared range, and would also treat a genuine value of -999 as missing.
     """
-    x = _as_matrix(x)
+    x = as_matrix(x, need_columns=True)
     k = _check_k(x, k)
     return _mdav_exact(x, k)
 
 
 def centroids(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """The mean of each group: row g is the centroid of the rows labelled g (labels dense 0..G-1)."""
-    x = _as_matrix(x)
+    x = as_matrix(x, need_columns=True)
     labels = np.asarray(labels, dtype=np.int64)
     if labels.shape != (len(x),):
         raise ValueError("labels must hold one group label per row")
@@ -231,7 +232,7 @@ def information_loss(x: np.ndarray, labels: np.ndarray) -> float:
     0 means no loss (every group constant), 1 means every row replaced by the overall mean. Returns 0.0 when
     SST is 0 (all rows identical). Domingo-Ferrer & Torra (2005) report it as a percentage.
     """
-    x = _as_matrix(x)
+    x = as_matrix(x, need_columns=True)
     labels = np.asarray(labels, dtype=np.int64)
     if len(x) == 0:
         return 0.0
@@ -243,20 +244,6 @@ def information_loss(x: np.ndarray, labels: np.ndarray) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------- internals
-
-
-def _as_matrix(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x)
-    if x.ndim != 2:
-        raise ValueError(f"x must be a 2-D matrix (rows, columns), got {x.ndim} dimension(s)")
-    if not (np.issubdtype(x.dtype, np.integer) or np.issubdtype(x.dtype, np.floating) or x.dtype == bool):
-        raise ValueError("x must hold real numbers")
-    if x.shape[1] == 0:
-        raise ValueError("x has no columns")
-    x = x.astype(np.float64, copy=False)
-    if not np.isfinite(x).all():
-        raise ValueError("x holds missing or infinite values")
-    return x
 
 
 def _check_k(x: np.ndarray, k: int) -> int:
@@ -271,13 +258,13 @@ def _check_k(x: np.ndarray, k: int) -> int:
 
 
 def _sq_dist(xt: np.ndarray, point: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.ndarray:
-    """Squared distances from every column of xt (d, w) to point (d,), as sums of squared differences in column
-    order (not by the |a|^2 - 2ab + |b|^2 expansion), so a row's distance to itself is exactly 0 and identical
-    rows get identical distances."""
-    np.subtract(xt[0], point[0], out=out)
+    """Squared distances from every column of each batch row of xt (b, d, w) to that row's point (b, d), as sums
+    of squared differences in column order (not by the |a|^2 - 2ab + |b|^2 expansion), so a row's distance to
+    itself is exactly 0 and identical rows get identical distances; ``out`` and ``tmp`` are (b, w)."""
+    np.subtract(xt[:, 0], point[:, 0, None], out=out)
     np.multiply(out, out, out=out)
-    for j in range(1, xt.shape[0]):
-        np.subtract(xt[j], point[j], out=tmp)
+    for j in range(1, xt.shape[1]):
+        np.subtract(xt[:, j], point[:, j, None], out=tmp)
         np.multiply(tmp, tmp, out=tmp)
         np.add(out, tmp, out=out)
     return out
@@ -304,43 +291,94 @@ def _k_nearest(dist: np.ndarray, k: int) -> np.ndarray:
 
 
 def _mdav_exact(x: np.ndarray, k: int) -> np.ndarray:
-    """Classic MDAV (see :func:`mdav_groups_exact`), vectorized within each step.
+    """Classic MDAV (see :func:`mdav_groups_exact`) on one matrix: :func:`mdav_groups_batched` with a batch of
+    one."""
+    return mdav_groups_batched(x[None], k)[0]
 
-    Working layout: ``xt`` (d, w) holds the rows ``rows`` (ascending, so position order is row order);
-    grouped columns are zeroed, so a plain sum over columns is the sum of the remaining rows, and their
+
+def mdav_groups_batched(z: np.ndarray, k: int, *, centroid: Literal["pairwise", "by_rows"] = "pairwise",
+                        compact: bool = True) -> np.ndarray:
+    """Classic MDAV (:func:`mdav_groups_exact`) on b matrices of the same shape at once, vectorized within each
+    step; the one implementation of classic MDAV (:func:`mdav_groups_exact`, the tail of :func:`mdav_groups`, and
+    the perturbation tree's leaves of equal size).
+
+    All b matrices take the same steps, since the steps depend only on the count of remaining rows: while at
+    least 2k remain, r = the remaining row farthest from the centroid of the remaining ones, s = the remaining
+    row farthest from r; r's k nearest remaining rows form a group, then, if at least 2k are still left, s's k
+    nearest; the rest form the last group. Ties go to the first row in row order.
+
+    Parameters
+    ----------
+    z : ndarray of shape (b, n, d)
+        b matrices of n rows (finite float64, already standardized), n >= k.
+    k : int
+        Minimum group size (already checked, >= 1).
+    centroid : {"pairwise", "by_rows"}
+        How the centroid's sums are computed (the results differ in the last bits, which can decide near-ties):
+        "pairwise" sums each column over the remaining rows in one contiguous run (NumPy's pairwise summation;
+        :func:`mdav_groups_exact` and :func:`mdav_groups`); "by_rows" sums a (b, n, d) array, removed rows zeroed,
+        over its rows (the perturbation tree's batched leaves).
+    compact : bool
+        Drop grouped rows from the working arrays when at most ``_COMPACT_AT`` of them remain (faster on large
+        matrices; with "pairwise" it changes which rows share a partial sum, so it is part of the result).
+
+    Returns
+    -------
+    ndarray of shape (b, n), int64
+        Each matrix's dense group labels, numbered in the order of each group's first row.
+
+    Notes
+    -----
+    Working layout: ``xt`` (b, d, w) holds the rows ``rows`` (ascending per batch row, so position order is row
+    order); grouped columns are zeroed, so a plain sum over columns is the sum of the remaining rows, and their
     ``penalty`` is +inf (0 for remaining rows), so dist - penalty and dist + penalty leave them out of the
-    farthest and the nearest search. The arrays are compacted when the remaining rows fall to ``_COMPACT_AT``
-    of their width.
+    farthest and the nearest search.
     """
-    n = len(x)
-    xt = np.array(x.T, order="C")  # a copy: grouped columns are zeroed in place
-    rows = np.arange(n)
-    penalty = np.zeros(n)
-    labels = np.full(n, -1, dtype=np.int64)
-    dist, tmp = np.empty(n), np.empty(n)
+    b, n, _ = z.shape
+    xt = np.array(z.transpose(0, 2, 1), dtype=np.float64, order="C")  # a copy: grouped columns are zeroed in place
+    line = np.arange(b)
+    col = line[:, None]
+    rows = np.tile(np.arange(n), (b, 1))
+    penalty = np.zeros((b, n))
+    labels = np.full((b, n), -1, dtype=np.int64)
+    dist, tmp = np.empty((b, n)), np.empty((b, n))
     group, cnt = 0, n
     while cnt >= 2 * k:
-        if cnt <= _COMPACT_AT * len(rows):
-            keep = np.flatnonzero(penalty == 0)
-            xt, rows = np.ascontiguousarray(xt[:, keep]), rows[keep]
-            penalty, dist, tmp = np.zeros(cnt), np.empty(cnt), np.empty(cnt)
-        _sq_dist(xt, xt.sum(axis=1) / cnt, dist, tmp)
-        xr = xt[:, int(np.subtract(dist, penalty, out=tmp).argmax())].copy()  # r: farthest from the centroid
+        if compact and cnt <= _COMPACT_AT * rows.shape[1]:
+            keep = np.nonzero(penalty == 0)[1].reshape(b, cnt)
+            xt = np.ascontiguousarray(np.take_along_axis(xt, keep[:, None, :], axis=2))
+            rows = np.take_along_axis(rows, keep, axis=1)
+            penalty, dist, tmp = np.zeros((b, cnt)), np.empty((b, cnt)), np.empty((b, cnt))
+        if centroid == "pairwise":
+            mean = xt.sum(axis=2) / cnt
+        else:
+            mean = np.ascontiguousarray(xt.transpose(0, 2, 1)).sum(axis=1) / cnt
+        _sq_dist(xt, mean, dist, tmp)
+        xr = xt[line, :, np.subtract(dist, penalty, out=tmp).argmax(axis=1)]  # r: farthest from the centroid
         _sq_dist(xt, xr, dist, tmp)
-        xs = xt[:, int(np.subtract(dist, penalty, out=tmp).argmax())].copy()  # s: farthest from r, before
+        xs = xt[line, :, np.subtract(dist, penalty, out=tmp).argmax(axis=1)]  # s: farthest from r, before
         for seed in (xr, xs):  # r's group is removed (first in row order on ties)
             if seed is xs:
                 _sq_dist(xt, xs, dist, tmp)
-            sel = _k_nearest(np.add(dist, penalty, out=tmp), k)
-            labels[rows[sel]] = group
+            np.add(dist, penalty, out=tmp)
+            if b == 1:
+                sel = _k_nearest(tmp[0], k)[None]
+            else:
+                sel = np.argsort(tmp, axis=1, kind="stable")[:, :k]
+            labels[col, rows[col, sel]] = group
             group += 1
-            penalty[sel] = np.inf
-            xt[:, sel] = 0.0
+            penalty[col, sel] = np.inf
+            xt[col, :, sel] = 0.0
             cnt -= k
             if cnt < 2 * k:
                 break
-    labels[rows[penalty == 0]] = group
-    return _first_seen_order(labels, group + 1)
+    left = penalty == 0
+    labels[np.nonzero(left)[0], rows[left]] = group
+    # number groups in the order of their first row
+    first = np.full((b, group + 1), n, dtype=np.int64)
+    np.minimum.at(first, (np.repeat(line, n), labels.ravel()), np.tile(np.arange(n), b))
+    rank = np.argsort(np.argsort(first, axis=1, kind="stable"), axis=1, kind="stable")
+    return np.take_along_axis(rank, labels, axis=1)
 
 
 def _duplicate_chunks(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -485,14 +523,6 @@ def _first_seen_order(labels: np.ndarray, groups: int) -> np.ndarray:
 
 
 # -- the sanitizer ---------------------------------------------------------------------------------
-class MdavParams(MethodParams):
-    """Parameters of :class:`Mdav` (the spec's ``method`` section with ``name: mdav``)."""
-
-    name: Literal["mdav"] = Field("mdav", description="selects MDAV microaggregation: each record published as "
-                                                     "its group's centroid")
-    k: int | None = Field(None, ge=2, description="smallest group size; tuned when null")
-
-
 class Mdav(Sanitizer):
     """MDAV microaggregation of the quasi-identifiers (privacy unit ``equivalence_class``).
 
@@ -523,11 +553,13 @@ class Mdav(Sanitizer):
     """
 
     name: ClassVar[str] = "mdav"
+    description: ClassVar[str] = ("MDAV microaggregation: records clustered in groups of at least k, "
+                                  "quasi-identifiers replaced by the group's aggregate")
     Params: ClassVar[type[MethodParams]] = MdavParams
-    unit: ClassVar[Unit] = "equivalence_class"
-    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
+    unit: ClassVar[Unit] = MdavParams.unit
+    tunable: ClassVar[dict[str, Safer]] = MdavParams.tunable
     randomized: ClassVar[bool] = False
-    keeps_groups: ClassVar[bool] = True
+    keeps_groups: ClassVar[bool] = MdavParams.keeps_groups
 
     def __init__(self, *, k: int | None = None, seed: int = 0) -> None:
         self.k = k
@@ -639,7 +671,8 @@ def _aggregate_column(series: pd.Series, labels: np.ndarray, kind: ColumnKind) -
         if pd.api.types.is_integer_dtype(series) or (finite.size and bool(np.all(finite == np.round(finite)))):
             means = np.rint(means)
             if pd.api.types.is_integer_dtype(series):
-                return pd.array(np.where(np.isnan(means[labels]), None, means[labels]).tolist(), dtype="Int64") \
+                return pd.array(np.where(np.isnan(means[labels]), np.array(None, dtype=object),
+                                         means[labels]).tolist(), dtype="Int64") \
                     if np.isnan(means).any() else means[labels].astype(np.int64)
         return means[labels]
     codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=False)

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
 import pandas as pd
-from pydantic import Field, field_validator
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.hierarchy import ROOT, HierarchySpec
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.params.mondrian import MondrianParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
@@ -38,7 +38,6 @@ from ppdp.tasks.sanitize.base import Release, Sanitizer
 __all__ = [
     "Dimension",
     "Mondrian",
-    "MondrianParams",
     "hierarchy_dimension",
     "mondrian_partition",
     "numeric_dimension",
@@ -243,7 +242,7 @@ def partition_labels(dimension: Dimension, labels: np.ndarray) -> np.ndarray:
         lo, hi, _, _ = _range_stats(dimension.code, labels, size)
         u = len(dimension.values)
         out = np.empty(g, dtype=object)
-        texts = np.append(dimension.texts, None)
+        texts = np.append(dimension.texts, np.array([None], dtype=object))
         for i in range(g):  # one per partition: labels are short strings
             a, b = int(lo[i]), int(hi[i])
             if a == u:
@@ -371,26 +370,6 @@ def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndar
 
 
 # -- the sanitizer ---------------------------------------------------------------------------------
-class MondrianParams(MethodParams):
-    """Parameters of :class:`Mondrian` (the spec's ``method`` section with ``name: mondrian``)."""
-
-    name: Literal["mondrian"] = Field("mondrian", description="selects Mondrian multidimensional recoding")
-    k: int | None = Field(None, ge=2, description="smallest equivalence class; tuned when null")
-    mode: Literal["strict", "relaxed"] = Field(
-        "strict", description="strict: partitions do not overlap (records equal to the median stay together); "
-        "relaxed: where no strict cut is allowable, records equal to the median may be divided between the sides "
-        "(and small hierarchy children pooled), so more cuts are allowed")
-    hierarchies: dict[str, HierarchySpec] = Field(
-        default_factory=dict, description="per quasi-identifier: a generalization hierarchy (its column is cut "
-        "into hierarchy nodes and published as their labels); numeric columns without one are cut at the median "
-        "and published as intervals, other columns get the automatic hierarchy of their kind")
-
-    @field_validator("hierarchies", mode="before")
-    @classmethod
-    def _none_is_empty(cls, value: object) -> object:
-        return {} if value is None else value
-
-
 class Mondrian(Sanitizer):
     """Mondrian multidimensional k-anonymity (LeFevre, DeWitt & Ramakrishnan, ICDE 2006); privacy unit
     ``equivalence_class``.
@@ -429,12 +408,13 @@ class Mondrian(Sanitizer):
     """
 
     name: ClassVar[str] = "mondrian"
+    description: ClassVar[str] = ("Mondrian multidimensional partitioning: the quasi-identifier space cut into "
+                                  "regions of at least k records, values generalized to their region")
     Params: ClassVar[type[MethodParams]] = MondrianParams
-    unit: ClassVar[Unit] = "equivalence_class"
-    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
+    unit: ClassVar[Unit] = MondrianParams.unit
+    tunable: ClassVar[dict[str, Safer]] = MondrianParams.tunable
     randomized: ClassVar[bool] = False
-    generalizes: ClassVar[bool] = True
-    covers_every_row: ClassVar[bool] = True
+    shape: ClassVar[str] = "every_row"  # a recoding of every input row
 
     def __init__(self, *, k: int | None = None, mode: Mode = "strict",
                  hierarchies: Mapping[str, Any] | None = None, seed: int = 0) -> None:
@@ -483,7 +463,8 @@ class Mondrian(Sanitizer):
 def _dimension(frame: pd.DataFrame, roles: Roles, name: str, spec: HierarchySpec | None) -> Dimension:
     """The Mondrian dimension of one quasi-identifier (see :class:`Mondrian`)."""
     tag = roles.get(name)
-    position = int(tag.position) + 1 if tag.position is not None else int(frame.columns.get_loc(name)) + 1
+    # column names are unique: get_loc gives an int
+    position = int(tag.position) + 1 if tag.position is not None else int(cast(int, frame.columns.get_loc(name))) + 1
     series = frame[name]
     if spec is None and tag.kind is ColumnKind.numeric:
         values = as_numbers(series)
@@ -498,5 +479,5 @@ def _dimension(frame: pd.DataFrame, roles: Roles, name: str, spec: HierarchySpec
     if spec is None and tag.kind is ColumnKind.ordinal and h.bounds is not None:
         rank = np.full(len(codes), np.nan)  # missing: NaN (a column with no value at all has no rank)
         rank[codes >= 0] = h.bounds[codes[codes >= 0], 0, 0]
-        return numeric_dimension(rank, np.append(h.table[:, 0], None)[codes])
+        return numeric_dimension(rank, np.append(h.table[:, 0], np.array([None], dtype=object))[codes])
     return hierarchy_dimension(h, codes)

@@ -21,27 +21,17 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Unit
+from ppdp.schemas.params.noise import NoiseParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, snap_to
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.records import record_release
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 _DAY_NS = 86_400 * 10**9
-
-
-class NoiseParams(MethodParams):
-    """Parameters of :class:`Noise` (the spec's ``method`` section with ``name: noise``)."""
-
-    name: Literal["noise"] = Field("noise", description="selects additive or multiplicative noise")
-    kind: Literal["additive", "multiplicative"] = Field(
-        "additive", description="additive: x + e, e ~ scale * sd; multiplicative: x * (1 + e), e ~ scale")
-    scale: float | None = Field(None, gt=0, le=10, description="noise scale (see kind); tuned when null")
-    distribution: Literal["gaussian", "laplace"] = Field("gaussian", description="distribution of the noise e "
-                                                                              "(the same standard deviation)")
 
 
 class Noise(Sanitizer):
@@ -60,9 +50,10 @@ class Noise(Sanitizer):
     """
 
     name: ClassVar[str] = "noise"
+    description: ClassVar[str] = "additive or multiplicative noise on the numeric attributes"
     Params: ClassVar[type[MethodParams]] = NoiseParams
-    unit: ClassVar[Unit] = "record"
-    tunable: ClassVar[dict[str, Safer]] = {"scale": "larger"}
+    unit: ClassVar[Unit] = NoiseParams.unit
+    tunable: ClassVar[dict[str, Safer]] = NoiseParams.tunable
 
     def __init__(
         self,
@@ -91,28 +82,20 @@ class Noise(Sanitizer):
         scale = float(self.scale)
         kinds = roles.kinds()
         orders = roles.orders()
-        out: dict[str, object] = {}
-        treatments: dict[str, Treatment] = {}
+        perturbed: dict[str, object] = {}
         perturbable = [c for c in roles.attributes if c in frame.columns and c not in roles.identifiers]
-        for name in frame.columns:
+        for name in frame.columns:  # in the input's order: the draws from rng follow it
             series = frame[name]
             kind = kinds.get(name)
             if name in perturbable and kind is ColumnKind.numeric and (
                     pd.api.types.is_numeric_dtype(series) or pd.api.types.is_datetime64_any_dtype(series)):
-                out[name] = self._perturb_numeric(series, scale, rng)
-                treatments[name] = "perturbed"
+                perturbed[name] = self._perturb_numeric(series, scale, rng)
             elif name in perturbable and kind is ColumnKind.ordinal:
-                out[name] = self._perturb_ordinal(series, orders.get(name), scale, rng)
-                treatments[name] = "perturbed"
-            else:
-                out[name] = series.to_numpy()
-                treatments[name] = "kept"
-        if "perturbed" not in treatments.values():  # nothing to perturb: the table would be published as it is
+                perturbed[name] = self._perturb_ordinal(series, orders.get(name), scale, rng)
+        if not perturbed:  # nothing to perturb: the table would be published as it is
             raise InputError("noise: no numeric or ordinal attribute to perturb (identifiers and the class are never "
                              "perturbed)")
-        n = len(frame)
-        return Release(frame=pd.DataFrame(out, index=pd.RangeIndex(n)), unit="record", treatments=treatments,
-                       row_source=np.arange(n, dtype=np.int64))
+        return record_release(frame, perturbed, "perturbed")
 
     def _noisy(self, x: np.ndarray, scale: float, rng: np.random.Generator) -> np.ndarray:
         e = self._draw(rng, len(x))
@@ -139,7 +122,7 @@ class Noise(Sanitizer):
         if pd.api.types.is_integer_dtype(series) and not missing.any():
             return y.astype(series.dtype.numpy_dtype if hasattr(series.dtype, "numpy_dtype") else np.int64)
         if pd.api.types.is_integer_dtype(series):
-            return pd.array(np.where(missing, None, y).tolist(), dtype="Int64")
+            return pd.array(np.where(missing, np.array(None, dtype=object), y).tolist(), dtype="Int64")
         return y
 
     def _perturb_ordinal(self, series: pd.Series, order: list[str] | None, scale: float,

@@ -86,20 +86,21 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Protection, Safer, Treatment, Unit
+from ppdp.schemas.params.perturbation_tree import EPSILON, PerturbationTreeParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.kmeans import kmeans_labels
 from ppdp.tasks.core.labels import column_label
+from ppdp.tasks.core.matrix import as_matrix
 from ppdp.tasks.sanitize.base import Release, Sanitizer
-from ppdp.tasks.sanitize.mdav import mdav_groups, standardize
+from ppdp.tasks.sanitize.mdav import mdav_groups, mdav_groups_batched, standardize
 
 __all__ = [
     "PerturbationTree",
-    "PerturbationTreeParams",
     "Split",
     "Splits",
     "aggregation_groups",
@@ -108,7 +109,6 @@ __all__ = [
     "tree_leaves",
 ]
 
-EPSILON = 1e-6  # default threshold nudge, as a share of the attribute's range (the paper gives no value)
 TIE = 1e-10  # normalized variances within this relative difference are equal (the first column is chosen)
 BATCH_MDAV = 256  # leaves of up to this many records run MDAV in batches of equal size (larger: one at a time)
 KMEANS_ITERATIONS = 25  # Lloyd iterations at most for a node divided by k-means (step 5)
@@ -170,7 +170,7 @@ class Splits(Sequence):
     def __len__(self) -> int:
         return len(self.node)
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return Split(node=int(self.node[i]), depth=int(self.depth[i]), attribute=int(self.attribute[i]),
@@ -235,7 +235,7 @@ def tree_leaves(
     ``np.add.reduceat``, a stable two-way partition by counting), so the cost is O(n d) per depth and there is
     no Python loop over nodes or records (only over the k-means nodes, which exist only with ``max_depth``).
     """
-    x = _as_matrix(x)
+    x = as_matrix(x, "the matrix")
     leaf_size = _positive_int(leaf_size, "leaf_size")
     min_leaf = _positive_int(min_leaf, "min_leaf")
     if split not in ("midrange", "median"):
@@ -504,7 +504,7 @@ def aggregation_groups(
     if aggregation == "mean" or n == 0:
         return leaf_ids
     g = _positive_int(group_size, "group_size")
-    y = _as_matrix(y)
+    y = as_matrix(y, "the matrix")
     if len(y) != n:
         raise ValueError("y and leaf_ids must have the same number of rows")
     z = standardize(y)
@@ -517,7 +517,7 @@ def aggregation_groups(
             leaves = np.flatnonzero(sizes == size)
             members = order[starts[leaves][:, None] + np.arange(size)]  # (leaves, size)
             if size <= BATCH_MDAV:
-                sub[members] = _mdav_batch(z[members], g)
+                sub[members] = mdav_groups_batched(z[members], g, centroid="by_rows", compact=False)
             else:
                 for row in members:
                     sub[row] = mdav_groups(z[row], g)
@@ -549,25 +549,13 @@ def perturb_confidential(
     """
     y = np.asarray(y)
     one = y.ndim == 1
-    matrix = _as_matrix(y[:, None] if one else y)
+    matrix = as_matrix(y[:, None] if one else y, "the matrix")
     groups = aggregation_groups(matrix, leaf_ids, aggregation, group_size)
     out = _group_means(matrix, groups)[groups]
     return out[:, 0] if one else out
 
 
 # ---------------------------------------------------------------------------------------------------- internals
-def _as_matrix(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x)
-    if x.ndim != 2:
-        raise ValueError(f"expected a 2-D matrix (rows, columns), got {x.ndim} dimension(s)")
-    if not (np.issubdtype(x.dtype, np.integer) or np.issubdtype(x.dtype, np.floating) or x.dtype == bool):
-        raise ValueError("the matrix must hold real numbers")
-    x = x.astype(np.float64, copy=False)
-    if not np.isfinite(x).all():
-        raise ValueError("the matrix holds missing or infinite values")
-    return x
-
-
 def _positive_int(value: int, what: str) -> int:
     if isinstance(value, bool):
         raise ValueError(f"{what} must be an integer")
@@ -595,56 +583,6 @@ def _segment_medians(v: np.ndarray, seg: np.ndarray, offs: np.ndarray, sizes: np
     return (lo + hi) / 2.0
 
 
-def _sq_dist_batch(z: np.ndarray, point: np.ndarray) -> np.ndarray:
-    """Squared distances (b, s) from every record of each batch row of z (b, s, c) to that row's point (b, c),
-    summed in column order as :func:`ppdp.tasks.sanitize.mdav.mdav_groups` does."""
-    diff = z[:, :, 0] - point[:, None, 0]
-    out = diff * diff
-    for j in range(1, z.shape[2]):
-        diff = z[:, :, j] - point[:, None, j]
-        out += diff * diff
-    return out
-
-
-def _mdav_batch(z: np.ndarray, k: int) -> np.ndarray:
-    """Classic MDAV (:func:`ppdp.tasks.sanitize.mdav.mdav_groups_exact`) on many leaves of the same size at once.
-
-    ``z`` (b, s, c): b leaves of s records each (records in row order). All leaves take the same steps, since
-    the steps depend only on the count of remaining records: while at least 2k remain, r = the remaining record
-    farthest from the centroid of the remaining ones, s = the remaining record farthest from r; r's k nearest
-    remaining records form a group, then, if at least 2k are still left, s's k nearest; the rest form the last
-    group. Ties go to the first record in row order. Returns (b, s) group labels numbered in the order of each
-    group's first record.
-    """
-    b, size, _ = z.shape
-    labels = np.full((b, size), -1, dtype=np.int64)
-    remaining = np.ones((b, size), dtype=bool)
-    line = np.arange(b)
-    cnt, group = size, 0
-    while cnt >= 2 * k:
-        centroid = np.where(remaining[:, :, None], z, 0.0).sum(axis=1) / cnt
-        far = np.where(remaining, _sq_dist_batch(z, centroid), -np.inf)
-        xr = z[line, np.argmax(far, axis=1)]
-        dist_r = _sq_dist_batch(z, xr)
-        xs = z[line, np.argmax(np.where(remaining, dist_r, -np.inf), axis=1)]
-        for dist in (dist_r, None):
-            if dist is None:
-                dist = _sq_dist_batch(z, xs)
-            nearest = np.argsort(np.where(remaining, dist, np.inf), axis=1, kind="stable")[:, :k]
-            labels[line[:, None], nearest] = group
-            remaining[line[:, None], nearest] = False
-            group += 1
-            cnt -= k
-            if cnt < 2 * k:
-                break
-    labels[remaining] = group
-    # number groups in the order of their first record (as mdav_groups does)
-    first = np.full((b, group + 1), size, dtype=np.int64)
-    np.minimum.at(first, (np.repeat(line, size), labels.ravel()), np.tile(np.arange(size), b))
-    rank = np.argsort(np.argsort(first, axis=1, kind="stable"), axis=1, kind="stable")
-    return np.take_along_axis(rank, labels, axis=1)
-
-
 def _kmeans_leaves(xa: np.ndarray, rows: np.ndarray, gstart: int, leaf_size: int, weight: np.ndarray, depth: int,
                    rng: np.random.Generator, close, boundary_depth: np.ndarray) -> None:
     """Step 5: divide one node (columns of xa, its rows) into ceil(size / leaf_size) k-means clusters, ordered
@@ -652,7 +590,8 @@ def _kmeans_leaves(xa: np.ndarray, rows: np.ndarray, gstart: int, leaf_size: int
     size = xa.shape[1]
     z = (xa * np.sqrt(weight)[:, None]).T  # normalized units (constant attributes weigh 0)
     c = min(-(-size // leaf_size), size)
-    labels = _kmeans(z, c, rng)
+    labels = kmeans_labels(z, c, rng, max_iter=KMEANS_ITERATIONS, tol=0.0, init="kmeans++", assign="all",
+                           empty="drop")
     count = int(labels.max()) + 1
     centroids = _group_means(z, labels)
     axis = int(np.argmax(z.var(axis=0)))
@@ -666,55 +605,7 @@ def _kmeans_leaves(xa: np.ndarray, rows: np.ndarray, gstart: int, leaf_size: int
     close(rows[order], sizes, starts)
 
 
-def _kmeans(z: np.ndarray, c: int, rng: np.random.Generator) -> np.ndarray:
-    """Lloyd's k-means with a k-means++ start; empty clusters are dropped; dense labels."""
-    n = len(z)
-    if c <= 1:
-        return np.zeros(n, dtype=np.int64)
-    centres = np.empty((c, z.shape[1]))
-    centres[0] = z[rng.integers(n)]
-    closest = ((z - centres[0]) ** 2).sum(axis=1)
-    for i in range(1, c):
-        total = closest.sum()
-        pick = int(rng.choice(n, p=closest / total)) if total > 0 else int(rng.integers(n))
-        centres[i] = z[pick]
-        np.minimum(closest, ((z - centres[i]) ** 2).sum(axis=1), out=closest)
-    labels = np.full(n, -1, dtype=np.int64)
-    for _ in range(KMEANS_ITERATIONS):
-        dist = (z * z).sum(axis=1)[:, None] - 2.0 * z @ centres.T + (centres * centres).sum(axis=1)[None, :]
-        new = np.argmin(dist, axis=1)
-        if np.array_equal(new, labels):
-            break
-        labels = new
-        present = np.unique(labels)
-        sums = np.zeros_like(centres)
-        np.add.at(sums, labels, z)
-        counts = np.bincount(labels, minlength=len(centres)).astype(np.float64)
-        centres[present] = sums[present] / counts[present, None]
-    _, dense = np.unique(labels, return_inverse=True)
-    return dense.reshape(-1).astype(np.int64)
-
-
 # -- the sanitizer ---------------------------------------------------------------------------------
-class PerturbationTreeParams(MethodParams):
-    """Parameters of :class:`PerturbationTree` (the spec's ``method`` section with ``name: perturbation_tree``)."""
-
-    name: Literal["perturbation_tree"] = Field("perturbation_tree", description="selects the perturbation tree "
-                                               "(paper 003)")
-    leaf_size: int | None = Field(None, ge=2, description="a node with at most this many records is not split "
-                                                          "(the paper's leaf size); tuned when null")
-    k: int | None = Field(None, ge=2, description="smallest published group: smaller leaves are merged with a "
-                                                  "neighbour; 2 when null and not tuned")
-    split: Literal["midrange", "median"] = Field("midrange", description="where a node is cut")
-    aggregation: Literal["mean", "microaggregation"] = Field(
-        "mean", description="mean: each leaf publishes its mean; microaggregation: MDAV groups inside each leaf")
-    group_size: int = Field(2, ge=2, description="MDAV's group size inside leaves (microaggregation; raised to k)")
-    epsilon: float = Field(EPSILON, gt=0, lt=0.5, description="threshold nudge when records lie on it, as a "
-                                                              "share of the attribute's range")
-    max_depth: int | None = Field(None, ge=0, description="nodes at this depth are not split; larger ones are "
-                                                          "divided by k-means; null: no bound")
-
-
 class PerturbationTree(Sanitizer):
     """Perturbation tree with leaf means or leaf microaggregation (privacy unit ``generating_group``); see the
     module docstring for the algorithm, the attributes split on and the guarantee.
@@ -760,10 +651,11 @@ class PerturbationTree(Sanitizer):
     """
 
     name: ClassVar[str] = "perturbation_tree"
+    description: ClassVar[str] = "perturbation tree: records partitioned by a tree, values replaced within each leaf"
     Params: ClassVar[type[MethodParams]] = PerturbationTreeParams
-    unit: ClassVar[Unit] = "generating_group"
+    unit: ClassVar[Unit] = PerturbationTreeParams.unit
     protects: ClassVar[Protection] = "attribute"  # the non-confidential attributes are published as they are
-    tunable: ClassVar[dict[str, Safer]] = {"leaf_size": "larger", "k": "larger"}
+    tunable: ClassVar[dict[str, Safer]] = PerturbationTreeParams.tunable
 
     def __init__(
         self,

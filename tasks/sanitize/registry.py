@@ -1,17 +1,18 @@
-"""The sanitizer registry: one line per method. The spec's ``method`` section is the discriminated union of
-the registered methods' parameter models, so adding a method means its module, one line here, and its tests."""
+"""The sanitizer registry: one line per method. The spec's ``method`` section is the discriminated union of the
+methods' parameter models (:data:`ppdp.schemas.params.MethodSpec`, re-exported here), so adding a method means its
+parameter module in :mod:`ppdp.schemas.params` (and its line there), its algorithm module, one line here, and its
+tests (which check that this registry and :data:`ppdp.schemas.params.PARAMS` name the same methods and models)."""
 
 from __future__ import annotations
 
 import time
 from importlib import import_module
-from typing import Annotated, Union
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.methods import MethodParams
+from ppdp.schemas.params import MethodSpec  # noqa: F401 (re-exported: the spec's method union)
 from ppdp.schemas.reports import MethodRecord, Roles
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
@@ -25,9 +26,12 @@ METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.mondrian:Mondrian",
     "ppdp.tasks.sanitize.noise:Noise",
     "ppdp.tasks.sanitize.perturbation_tree:PerturbationTree",
+    "ppdp.tasks.sanitize.pram:Pram",
+    "ppdp.tasks.sanitize.rank_swap:RankSwap",
     "ppdp.tasks.sanitize.sample_generation:SampleGeneration",
     "ppdp.tasks.sanitize.sap:Sap",
     "ppdp.tasks.sanitize.svd:Svd",
+    "ppdp.tasks.sanitize.top_bottom_coding:TopBottomCoding",
     "ppdp.tasks.sanitize.uma:Uma",
 )
 
@@ -38,9 +42,6 @@ def _load(path: str) -> type[Sanitizer]:
 
 
 REGISTRY: dict[str, type[Sanitizer]] = {cls.name: cls for cls in map(_load, METHODS)}
-
-MethodSpec = Annotated[Union[tuple(cls.Params for cls in REGISTRY.values())], Field(discriminator="name")]  # noqa: UP007
-"""The spec's ``method`` section: one parameter model per registered method, told apart by ``name``."""
 
 
 def method_class(name: str) -> type[Sanitizer]:

@@ -59,15 +59,16 @@ belongs to no record, so a pseudonym on it would name someone whose data it does
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.params.sample_generation import SampleGenerationParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError
@@ -79,25 +80,11 @@ MAX_BATCH_CELLS = 2**25  # candidates x encoded width per batch (float64: 256 Mi
 MAX_DISCRETE_STEPS = 2**53  # a range of this many steps or more is drawn continuously, then rounded
 
 
-class SampleGenerationParams(MethodParams):
-    """Parameters of :class:`SampleGeneration` (the spec's ``method`` section with ``name: sample_generation``)."""
-
-    name: Literal["sample_generation"] = Field("sample_generation", description="selects sample generation "
-                                               "labelled by classifier consensus (paper 004)")
-    samples: int | None = Field(None, ge=1, le=100_000_000,
-                                description="rows to generate; null: as many as the training rows (the paper)")
-    max_draws_factor: int = Field(100, ge=1, le=100_000,
-                                  description="at most max_draws_factor * samples candidates are drawn before the "
-                                              "method refuses (the classifiers agree too rarely)")
-    tree_min_samples_leaf: int = Field(2, ge=1, description="fewest training rows in a leaf of the decision tree "
-                                                            "(J48's -M, default 2)")
-
-
 @dataclass
 class _Plan:
     """How one published column is generated."""
 
-    name: str
+    name: Hashable  # the column's label
     numeric: bool  # drawn on [lo, hi] (else over the categories present)
     missing_share: float
     lo: float = 0.0
@@ -200,9 +187,10 @@ class SampleGeneration(Sanitizer):
     """
 
     name: ClassVar[str] = "sample_generation"
+    description: ClassVar[str] = "sample generation: new records drawn from models learned per class"
     Params: ClassVar[type[MethodParams]] = SampleGenerationParams
-    unit: ClassVar[Unit] = "record"
-    tunable: ClassVar[dict[str, Safer]] = {}
+    unit: ClassVar[Unit] = SampleGenerationParams.unit
+    tunable: ClassVar[dict[str, Safer]] = SampleGenerationParams.tunable
     needs_class: ClassVar[bool] = True
     randomized: ClassVar[bool] = True
 
@@ -266,6 +254,7 @@ class SampleGeneration(Sanitizer):
             return values
         if not plan.has_values:
             return np.full(m, plan.missing_position, dtype=np.int64)
+        assert plan.positions is not None  # a categorical plan with values holds their first rows
         rows = plan.positions[rng.integers(0, len(plan.positions), m)]
         if plan.missing_share > 0:
             rows[rng.random(m) < plan.missing_share] = plan.missing_position
@@ -286,11 +275,12 @@ class SampleGeneration(Sanitizer):
         if pd.api.types.is_integer_dtype(series):  # cast without wrap-around, within the exact input range
             present = ~np.isnan(drawn)
             bounds = (int(series.min()), int(series.max())) if plan.has_values else (0, 0)
-            numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype
+            # pandas-stubs: ExtensionDtype has no numpy_dtype (the nullable integer dtypes have)
+            numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype  # type: ignore[attr-defined]
             ints = integers_within(drawn, *bounds, numpy_dtype)
             if isinstance(series.dtype, np.dtype) and present.all():
                 return ints
-            out = pd.array(ints, dtype=series.dtype if not isinstance(series.dtype, np.dtype) else "Int64")
+            out = pd.array(ints, dtype=series.dtype if not isinstance(series.dtype, np.dtype) else "Int64")  # type: ignore[call-overload]  # pandas-stubs: pd.array takes no ExtensionDtype instance (pandas does)
             out[~present] = pd.NA
             return out
         try:
@@ -301,14 +291,9 @@ class SampleGeneration(Sanitizer):
     # -- the work -------------------------------------------------------------------------------------
     def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
         n = len(frame)
-        cls = roles.class_column
-        if cls is None or cls not in frame.columns:
-            raise InputError("sample_generation: needs a class column (the classifiers label the generated rows); "
-                             "declare one")
+        cls = roles.class_column  # checked by Sanitizer.sanitize (needs_class): the classifiers label the rows
+        assert cls is not None
         labels = frame[cls]
-        if labels.isna().any():
-            raise InputError(f"sample_generation: class column '{cls}' has {int(labels.isna().sum())} missing "
-                             "value(s); every training row needs a class")
         tags = {c.name: c for c in roles.columns}
         identifiers = set(roles.identifiers)
         dropped = [c for c in frame.columns if c != cls and (

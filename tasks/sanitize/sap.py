@@ -20,10 +20,10 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Safer, Treatment, Unit
+from ppdp.schemas.params.sap import SapParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.groups import equivalence_class_ids
@@ -33,7 +33,6 @@ from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 __all__ = [
     "Sap",
-    "SapParams",
     "bore_ranks",
     "bore_rules",
     "share",
@@ -219,23 +218,11 @@ def _with_missing(series: pd.Series, mask: np.ndarray) -> pd.Series:
     if isinstance(dtype, np.dtype) and dtype.kind == "b":
         series = series.astype("boolean")
     elif isinstance(dtype, np.dtype) and dtype.kind in "iu":
-        series = series.astype(f"{'U' if dtype.kind == 'u' else ''}Int{8 * dtype.itemsize}")
+        series = series.astype(pd.api.types.pandas_dtype(f"{'U' if dtype.kind == 'u' else ''}Int{8 * dtype.itemsize}"))
     return series.mask(pd.Series(mask, index=series.index))
 
 
 # -- the sanitizer ---------------------------------------------------------------------------------
-class SapParams(MethodParams):
-    """Parameters of :class:`Sap` (the spec's ``method`` section with ``name: sap``)."""
-
-    name: Literal["sap"] = Field("sap", description="selects SAP, the Suppression Algorithm for Privacy")
-    scenario: Literal["S1", "S2"] = Field("S2", description="S1: suppress quasi-identifier values; "
-                                                            "S2: suppress the class (sensitive) value")
-    rate: float | None = Field(None, ge=0.0, lt=1.0, description="p, the share suppressed (0 <= p < 1); tuned "
-                                                                 "when null")
-    variant: Literal["prose", "appendix"] = Field(
-        "prose", description="S1 only: rule-matching values (the paper's prose) or random positions (its appendix)")
-
-
 class Sap(Sanitizer):
     """SAP suppression (Peters 2011), privacy unit ``equivalence_class``.
 
@@ -270,10 +257,11 @@ class Sap(Sanitizer):
     """
 
     name: ClassVar[str] = "sap"
+    description: ClassVar[str] = "SAP: selected quasi-identifier or sensitive values suppressed"
     Params: ClassVar[type[MethodParams]] = SapParams
-    unit: ClassVar[Unit] = "equivalence_class"
+    unit: ClassVar[Unit] = SapParams.unit
     protects: ClassVar[Protection] = "attribute"  # the quasi-identifiers are published as they are
-    tunable: ClassVar[dict[str, Safer]] = {"rate": "larger"}
+    tunable: ClassVar[dict[str, Safer]] = SapParams.tunable
     needs_class: ClassVar[bool] = True
 
     def __init__(self, *, scenario: Literal["S1", "S2"] = "S2", rate: float | None = None,
@@ -298,14 +286,9 @@ class Sap(Sanitizer):
             raise SpecError("sap: rate is required (set method.rate or a tuning strategy)")
         rate = float(self.rate)
         n = len(frame)
-        cls = roles.class_column
-        if cls is None or cls not in frame.columns:
-            raise InputError("sap: needs a class column (BORE ranks values per class, and S2 suppresses the "
-                             "class); declare one")
+        cls = roles.class_column  # checked by Sanitizer.sanitize (needs_class): BORE ranks values per class
+        assert cls is not None
         labels = frame[cls]
-        if labels.isna().any():
-            raise InputError(f"sap: class column '{cls}' has {int(labels.isna().sum())} missing value(s); every "
-                             "row needs a class")
         qis = [q for q in roles.quasi_identifiers if q in frame.columns and q != cls]
         if self.scenario == "S1":
             if not qis:

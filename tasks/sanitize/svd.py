@@ -52,30 +52,20 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Unit
+from ppdp.schemas.params.svd import SvdParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.records import record_release
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 Scope = Literal["matrix", "joint", "column"]
 Count = Literal["round", "floor"]
 SCOPE: Scope = "joint"  # the method's reading of Li & Xi's share e (see the module docstring)
 COUNT: Count = "round"
-
-
-class SvdParams(MethodParams):
-    """Parameters of :class:`Svd` (the spec's ``method`` section with ``name: svd``)."""
-
-    name: Literal["svd"] = Field("svd", description="selects SVD-based distortion (basic or sparsified)")
-    rank: int | None = Field(None, ge=1, description="k: singular components kept (at most the number of numeric "
-                                                     "attributes); tuned when null")
-    sparsity: float = Field(0.0, ge=0.0, lt=1.0, description="e: share of the smallest entries of U_k and V_k "
-                                                             "(pooled) set to zero (0: basic SVD; > 0: sparsified "
-                                                             "SVD)")
 
 
 def _zero_smallest(values: np.ndarray, count: int) -> np.ndarray:
@@ -159,9 +149,10 @@ class Svd(Sanitizer):
     """
 
     name: ClassVar[str] = "svd"
+    description: ClassVar[str] = "SVD: numeric attributes replaced by a sparsified low-rank reconstruction"
     Params: ClassVar[type[MethodParams]] = SvdParams
-    unit: ClassVar[Unit] = "record"
-    tunable: ClassVar[dict[str, Safer]] = {"rank": "smaller"}
+    unit: ClassVar[Unit] = SvdParams.unit
+    tunable: ClassVar[dict[str, Safer]] = SvdParams.tunable
     randomized: ClassVar[bool] = False
 
     def __init__(self, *, rank: int | None = None, sparsity: float = 0.0, seed: int = 0) -> None:
@@ -201,19 +192,10 @@ class Svd(Sanitizer):
             means = np.array([np.nanmean(col) if (~np.isnan(col)).any() else 0.0 for col in a.T])
             a = np.where(missing, means, a)
         distorted = svd_distort(a, rank, float(self.sparsity))
-        out: dict[str, object] = {}
-        treatments: dict[str, Treatment] = {}
         position = {c: j for j, c in enumerate(columns)}
-        for name in frame.columns:
-            if name in position:
-                j = position[name]
-                out[name] = _publish(frame[name], distorted[:, j], missing[:, j])
-                treatments[name] = "perturbed"
-            else:
-                out[name] = frame[name].to_numpy()
-                treatments[name] = "kept"
-        return Release(frame=pd.DataFrame(out, index=pd.RangeIndex(n)), unit="record", treatments=treatments,
-                       row_source=np.arange(n, dtype=np.int64))
+        distorted_columns = {name: _publish(frame[name], distorted[:, position[name]], missing[:, position[name]])
+                             for name in frame.columns if name in position}
+        return record_release(frame, distorted_columns, "perturbed")
 
 
 def _publish(series: pd.Series, values: np.ndarray, missing: np.ndarray) -> object:
@@ -229,11 +211,12 @@ def _publish(series: pd.Series, values: np.ndarray, missing: np.ndarray) -> obje
     if pd.api.types.is_integer_dtype(series):
         # clipped to the exact input range and cast without overflow (2**63 - 1 is 2**63 as a float)
         bounds = (int(series.min()), int(series.max())) if finite.size else (0, 0)
-        numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype
+        # pandas-stubs: ExtensionDtype has no numpy_dtype (the nullable integer dtypes have)
+        numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype  # type: ignore[attr-defined]
         ints = integers_within(y, *bounds, numpy_dtype)
         if isinstance(series.dtype, np.dtype):  # a NumPy integer column has no missing value
             return ints
-        out = pd.array(ints, dtype=series.dtype)
+        out = pd.array(ints, dtype=series.dtype)  # type: ignore[call-overload]  # pandas-stubs: pd.array takes no ExtensionDtype instance (pandas does)
         out[missing] = pd.NA
         return out
     return y

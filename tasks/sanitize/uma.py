@@ -22,18 +22,18 @@ from typing import ClassVar, Literal
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Unit
+from ppdp.schemas.params.uma import Partition, UmaParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.records import record_release
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
-__all__ = ["Uma", "UmaParams", "uma_aggregate", "uma_groups"]
+__all__ = ["Uma", "uma_aggregate", "uma_groups"]
 
-Partition = Literal["fixed", "optimal"]
 _DAY_NS = 86_400e9
 
 
@@ -193,19 +193,6 @@ def _optimal_sizes(v: np.ndarray, k: int) -> np.ndarray:
 
 
 # -- the sanitizer -------------------------------------------------------------------------------------
-class UmaParams(MethodParams):
-    """Parameters of :class:`Uma` (the spec's ``method`` section with ``name: uma``)."""
-
-    name: Literal["uma"] = Field("uma", description="selects univariate microaggregation")
-    k: int | None = Field(None, ge=2, description="smallest group size of every column; tuned when null")
-    columns: Literal["all_numeric", "sensitive"] = Field(
-        "all_numeric", description="all_numeric: every numeric attribute (quasi-identifier, sensitive, other); "
-        "sensitive: the numeric sensitive attributes only (the paper's confidential attributes)")
-    partition: Partition = Field(
-        "fixed", description="fixed: groups of k consecutive sorted values, the last takes the remainder; "
-        "optimal: the least-SSE grouping into runs of k to 2k-1 (Hansen & Mukherjee 2003)")
-
-
 class Uma(Sanitizer):
     """Univariate microaggregation of numeric attributes (privacy unit ``record``); see the module docstring.
 
@@ -245,9 +232,10 @@ class Uma(Sanitizer):
     """
 
     name: ClassVar[str] = "uma"
+    description: ClassVar[str] = "univariate microaggregation: each numeric attribute aggregated on its own"
     Params: ClassVar[type[MethodParams]] = UmaParams
-    unit: ClassVar[Unit] = "record"
-    tunable: ClassVar[dict[str, Safer]] = {"k": "larger"}
+    unit: ClassVar[Unit] = UmaParams.unit
+    tunable: ClassVar[dict[str, Safer]] = UmaParams.tunable
     randomized: ClassVar[bool] = False
 
     def __init__(self, *, k: int | None = None, columns: Literal["all_numeric", "sensitive"] = "all_numeric",
@@ -282,17 +270,9 @@ class Uma(Sanitizer):
             which = "sensitive numeric" if self.columns == "sensitive" else "numeric"
             raise InputError(f"uma: no {which} attribute to aggregate")
         refuse_huge("uma", frame, chosen)
-        data: dict[str, object] = {}
-        treatments: dict[str, Treatment] = {}
-        for pos, name in enumerate(frame.columns):
-            if name in chosen:
-                data[name] = self._aggregate(frame[name], k, pos)
-                treatments[name] = "aggregated"
-            else:
-                data[name] = frame[name].to_numpy()
-                treatments[name] = "kept"
-        return Release(frame=pd.DataFrame(data, index=pd.RangeIndex(n)), unit="record", treatments=treatments,
-                       row_source=np.arange(n, dtype=np.int64))
+        aggregated = {name: self._aggregate(frame[name], k, pos) for pos, name in enumerate(frame.columns)
+                      if name in chosen}
+        return record_release(frame, aggregated, "aggregated")
 
     def _aggregate(self, series: pd.Series, k: int, pos: int) -> object:
         is_date = pd.api.types.is_datetime64_any_dtype(series)
@@ -314,11 +294,12 @@ class Uma(Sanitizer):
         if not pd.api.types.is_integer_dtype(series):
             return y
         # clipped to the exact input range and cast without overflow (2**63 - 1 is 2**63 as a float)
-        numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype
+        # pandas-stubs: ExtensionDtype has no numpy_dtype (the nullable integer dtypes have)
+        numpy_dtype = series.dtype if isinstance(series.dtype, np.dtype) else series.dtype.numpy_dtype  # type: ignore[attr-defined]
         lo, hi = (int(series.min()), int(series.max())) if count else (0, 0)
         ints = integers_within(y, lo, hi, numpy_dtype)
         if isinstance(series.dtype, np.dtype):  # no missing value
             return ints
-        out = pd.array(ints, dtype=series.dtype)
+        out = pd.array(ints, dtype=series.dtype)  # type: ignore[call-overload]  # pandas-stubs: pd.array takes no ExtensionDtype instance (pandas does)
         out[~present] = pd.NA
         return out

@@ -133,7 +133,9 @@ class _Coded:
         column's missing value."""
         uniques = self.uniques[j]
         missing = pd.isna(np.asarray(values, dtype=object))
-        out = np.asarray(uniques.get_indexer(np.asarray(values, dtype=object)), dtype=np.int64)
+        # pandas-stubs types get_indexer's target as Index; pandas takes any list-like (an array here)
+        found = uniques.get_indexer(np.asarray(values, dtype=object))  # type: ignore[arg-type]
+        out = np.asarray(found, dtype=np.int64)
         if missing.any():
             na_at = np.flatnonzero(np.asarray(pd.isna(uniques)))
             out[missing] = na_at[0] if na_at.size else -1
@@ -519,18 +521,19 @@ def random_query_attack(
     counts), so a query never scans the whole table.
     """
     cols = _check_qi(original, qis)
-    same = release is None or release is original
+    other = None if release is None or release is original else release  # None: the release is the original
+    same = other is None
     names = _check_sensitive(original, sa, cols, "original")
-    if not same:
-        check_columns(release, cols, "qis", "release")
-        check_nonempty(release, "release")
-        _check_sensitive(release, names, cols, "release")
+    if other is not None:
+        check_columns(other, cols, "qis", "release")
+        check_nonempty(other, "release")
+        _check_sensitive(other, names, cols, "release")
     drawn, coded, q_codes = _generate(original, cols, queries, stop_after, seed)
     on_original = _answer(coded, q_codes, _sensitive_codes(original, names), names)
-    if same:
+    if other is None:
         on_release = on_original
     else:
-        coded_release = _Coded(release, cols)
-        on_release = _answer(coded_release, _codes_in(coded_release, drawn), _sensitive_codes(release, names), names)
+        coded_release = _Coded(other, cols)
+        on_release = _answer(coded_release, _codes_in(coded_release, drawn), _sensitive_codes(other, names), names)
     return QueryAttackResult(queries=drawn, original=on_original, release=on_release, same_table=same,
                              stop_after=int(stop_after))

@@ -1,0 +1,415 @@
+"""The page's risk section: the attacker's view, the safety floor, then the privacy unit's own figures (class or
+group sizes, ARX's risks, pyCANON's models, distances, distortion, paper 002's attacker)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.report.charts import _histogram_svg
+from ppdp.tasks.report.context import Context
+from ppdp.tasks.report.fmt import _claim_text, _e, _fmt, _pct, _plural, _share
+from ppdp.tasks.report.markup import _COMPARISON, _badge, _cards, _dl, _table
+from ppdp.tasks.report.wording import (
+    _RECHECK_TEXT,
+    _UNIT_TEXT,
+    PRE_FLOOR,
+    _data_files_text,
+    _worst_part_text,
+    floor_rule,
+    floor_source_kind,
+    floor_verdict,
+)
+
+_RISK_TEXT = (
+    ("prosecutor_max", "prosecutor risk, highest", "1/|class| of the most exposed record (the attacker knows the "
+                                                   "person is in the table)"),
+    ("prosecutor_average", "prosecutor risk, average", "1/|class| averaged over the records"),
+    ("records_at_risk", "records at risk", "share of records whose prosecutor risk exceeds the risk threshold"),
+    ("journalist_max", "journalist risk, highest", "1/|population class| (the attacker does not know who is in "
+                                                   "the table)"),
+    ("journalist_average", "journalist risk, average", "averaged over the records"),
+    ("marketer", "marketer risk", "expected share of records re-identified when every record is attacked"),
+    ("sample_uniques", "sample uniques", "share of records alone in their class"),
+)
+
+_PERTURBATION_TEXT = (
+    ("vd", "value difference (VD)", "||A - A'|| / ||A|| over the numeric attributes; larger: more distortion"),
+    ("rp", "rank position change (RP)", "mean change of a value's rank; larger: more privacy"),
+    ("rk", "rank kept (RK)", "share of values keeping their rank; smaller: more privacy"),
+    ("cp", "correlation position change (CP)", "mean change of an attribute's correlation rank; larger: more "
+                                               "privacy"),
+    ("ck", "correlation rank kept (CK)", "share of attributes keeping their correlation rank; smaller: more "
+                                         "privacy"),
+)
+
+
+def risk(page: Context) -> str:
+    m = page.m
+    unit_name = _UNIT_TEXT[m.unit][0]
+    return "".join([
+        '<h3 class="block">What an attacker sees</h3>', _attacker(page),
+        '<h3 class="block">The safety floor</h3>', _floor(page),
+        f'<h3 class="block">The privacy unit\'s own figures ({_e(unit_name)})</h3>',
+        f'<p class="note">Measured over the method\'s privacy unit, {_e(unit_name)}, as the policy\'s claims are '
+        "(section 2). They say what the method guarantees by construction; the attacker's view above says what "
+        "the published table shows.</p>",
+        _unit_figures(page)])
+
+
+def _attacker(page: Context) -> str:
+    """The attacker's view: identity figures on the known columns, groups, copies and linkage, attribute
+    disclosure against its baseline, and each part's view of a partitioned release."""
+    m = page.m
+    view = m.privacy.attacker_view
+    if view is None:
+        return (f'<p class="muted">This release was {_e(PRE_FLOOR)}: its manifest holds no attacker\'s view (the '
+                "release as an attacker holding the table sees it). The privacy unit's own figures follow.</p>")
+    known = view.quasi_identifiers + view.counted_columns
+    parts = ['<p class="note">Measured the same way for every method, on the published table as an attacker '
+             "holding it sees it: records are grouped by the columns the attacker can match on, the "
+             "quasi-identifiers as published (labels, intervals, numbers)"
+             + (", and the published columns beside them that split those groups (counted in)"
+                if view.counted_columns else "")
+             + (f". {_e(_worst_part_text(m))} Every table is listed below.</p>" if m.parts else ".</p>")]
+    facts = [("identities hidden by", _e({"classes": "equivalence classes", "groups": "generating groups",
+                                           "records": "perturbing or generating each record",
+                                           "differential_privacy": "a differentially private mechanism (every "
+                                                                   "row generated)",
+                                           "none": "nothing: the quasi-identifiers are published unchanged"}[
+                                               view.identity_by])),
+             ("protects", _e({"identity": "who is in which row", "attribute": "the protected values"}[
+                 view.protects])),
+             ("quasi-identifiers as published", ", ".join(f"<code>{_e(c)}</code>" for c in view.quasi_identifiers)
+              or '<span class="muted">none</span>')]
+    if view.counted_columns:
+        facts.append(("counted in beside them", ", ".join(f"<code>{_e(c)}</code>" for c in view.counted_columns)
+                      + ' <span class="note">(published beside the quasi-identifiers, they split the classes an '
+                      "attacker sees)</span>"))
+    parts.append(_dl(facts))
+    on = f"on the {len(known)} known column{'s' if len(known) != 1 else ''}"
+    cards = [("records alone", _e(_share(view.records_alone)), _e(on)),
+             ("smallest class", _e(_fmt(view.smallest_class)), f"of {_e(_fmt(view.classes))} classes"),
+             ("average risk", _e(_fmt(view.average_risk, 3)), "mean 1/|class|"),
+             ("highest risk", _e(_fmt(view.highest_risk, 3)), "largest 1/|class|")]
+    if view.groups is not None:
+        group_cards = [("smallest group", _e(_fmt(view.smallest_group)), f"of {_e(_fmt(view.groups))} groups"),
+                       ("average risk, groups", _e(_fmt(view.group_average_risk, 3)), "mean 1/|group|")]
+        # a generating-group release hides identities by its groups: their figures first
+        cards = group_cards + cards[:1] if view.identity_by == "groups" else cards + group_cards[1:]
+    if view.exact_copies is not None:
+        cards.append(("exact copies", _e(_share(view.exact_copies)), "published rows equal to an input record"))
+    if view.linkage_risk is not None:
+        cards.append(("linkage risk", _e(_fmt(view.linkage_risk, 3)), "nearest published record is their own"))
+    parts.append(_cards(cards))
+    rows: list[tuple[str, ...]]  # each table's rows of escaped cells
+    rows = [("classes", _fmt(view.classes), f"distinct combinations of the known columns among the "
+             f"{_fmt(view.records)} published records"),
+            ("smallest class", _fmt(view.smallest_class), "rows sharing the rarest combination"),
+            ("records alone", _share(view.records_alone), f"share of published records alone {on}"),
+            ("average re-identification risk", _fmt(view.average_risk), "mean over published records of "
+             "1/|class| on the known columns"),
+            ("highest re-identification risk", _fmt(view.highest_risk), "largest 1/|class|")]
+    if view.groups is not None:
+        rows += [("generating groups", _fmt(view.groups), "groups in the published group column"),
+                 ("smallest group", _fmt(view.smallest_group), "published rows of the smallest group"),
+                 ("rows alone in their group", _share(view.group_alone), "share of published rows that are the "
+                  "only row of their group"),
+                 ("average risk over groups", _fmt(view.group_average_risk), "mean over published rows of "
+                  "1/|group|")]
+    rows.append(("exact copies", _share(view.exact_copies) if view.exact_copies is not None else "not measured",
+                 "share of published rows equal to an input record on every published column (bookkeeping and "
+                 "pseudonyms aside)"))
+    if view.linkage_risk is not None:
+        rows.append(("linkage risk", _fmt(view.linkage_risk), "share of input records whose nearest published "
+                     "record stands for them"))
+    for key, value in view.nearest_distance.items():
+        q = re.fullmatch(r"q(\d+)", key)
+        rows.append((f"nearest distance, {int(q.group(1))}% quantile" if q else f"nearest distance {key}",
+                     _fmt(value), "distance from an input record to its nearest published record (standardized "
+                     "quasi-identifiers)"))
+    parts.append(_table(("figure", "value", "meaning"), [tuple(_e(c) for c in r) for r in rows], num=(1,)))
+    if view.identity_by == "groups":
+        parts.append('<p class="note">The rows are synthesized: a row alone on the known columns leads an attacker '
+                     "to its generating group, which stands for none of its records; the group figures are the "
+                     "ones the safety floor holds this release to.</p>")
+    if view.disclosure:
+        parts.append("<h4>Attribute disclosure</h4>")
+        parts.append('<p class="note">For each protected column: the share of published records whose value an '
+                     "attacker holding their known columns learns (the most common value among the rows sharing "
+                     "them; for numbers, within the tolerance), against the best constant guess without the "
+                     "release (the baseline). The gain is the difference, in points.</p>")
+        parts.append(_table(
+            ("column", "kind", "tolerance", "records", "learned", "baseline", "gain", "re-check from"),
+            [(f"<code>{_e(d.column)}</code>", _e(d.kind), _e(f"±{_fmt(d.tolerance, 3)}") if d.tolerance
+              is not None else "exact", _e(_fmt(d.records)), _e(_share(d.disclosure)), _e(_share(d.baseline)),
+              _e(f"{100 * d.gain:+.1f} points"),
+              "published table" if d.recheck == "published" else "needs the original input")
+             for d in view.disclosure], num=(2, 3, 4, 5, 6), nowrap=(7,)))
+    elif view.protects == "attribute":
+        parts.append('<p class="muted">No protected column could be measured for attribute disclosure.</p>')
+    if m.parts:
+        parts.append("<h4>Each published table</h4>")
+        rows = []
+        for part in m.parts:
+            v, f = part.privacy.attacker_view, part.privacy.floor
+            if v is None:
+                rows.append((f"<code>{_e(part.name)}</code>", '<span class="muted">not measured</span>', "", "",
+                             "", "", _badge(None)))
+                continue
+            cols = ", ".join(f"<code>{_e(c)}</code>" for c in v.quasi_identifiers + v.counted_columns)
+            rows.append((f"<code>{_e(part.name)}</code>", cols or '<span class="muted">none</span>',
+                         _e(_fmt(v.classes)), _e(_fmt(v.smallest_class)), _e(_share(v.records_alone)),
+                         _e(_fmt(v.average_risk, 3)),
+                         _badge(f.holds if f is not None else None, "holds", "below")))
+        parts.append(_table(("table", "known columns", "classes", "smallest class", "records alone",
+                             "average risk", "safety floor"), rows, num=(2, 3, 4, 5), nowrap=(0, 6)))
+    if view.uninformative_columns:
+        parts.append(f'<p class="note"><span class="badge t-none">no information</span> '
+                     f"{', '.join(f'<code>{_e(c)}</code>' for c in view.uninformative_columns)}: '*' (or "
+                     "missing) in every published row.</p>")
+    return "".join(parts)
+
+
+def _floor(page: Context) -> str:
+    """The safety floor: each applicable row with its figure, limit, value, verdict and where the limit comes
+    from."""
+    m = page.m
+    floor = m.privacy.floor
+    if floor is None:
+        return (f'<p class="muted">This release was {_e(PRE_FLOOR)}: its manifest records no safety floor. '
+                "Releases made since are held to it whatever their policy says.</p>")
+    applies = {"classes": "equivalence classes", "groups": "generating groups", "records": "record by record",
+               "differential_privacy": "differential privacy", "attribute": "a protected attribute"}
+    parts = ['<p>Under every policy lies the safety floor: limits no spec can lower, on the attacker\'s view '
+             "above. The rows that apply follow from what the method protects and how it hides identities "
+             f"(here: {_e(', '.join(applies.get(a, a) for a in floor.applies) or 'none')}). A release below it "
+             "is published only when its owner records a reason (<code>privacy.accept_below_floor</code>).</p>"]
+    rows = []
+    for c in floor.claims:
+        rule = floor_rule(c)
+        kind = floor_source_kind(rule)
+        badge = "src-std" if kind == "cited standard" else "src-own"
+        text = rule.source.removeprefix("ppdp's choice: ") if rule is not None else ""
+        source = f'<span class="badge {badge}">{_e(kind)}</span> {_e(text)}'
+        figure = _e(c.measure) + (f'<br><span class="note">{_e(c.worst)}</span>' if c.worst else "")
+        value, limit = _claim_text(c)
+        rows.append((f"<code>{_e(c.name.removeprefix('floor: '))}</code>", figure, _e(value),
+                     f"{_COMPARISON.get(c.comparison, _e(c.comparison))} {_e(limit)}",
+                     _badge(c.passed), _RECHECK_TEXT.get(c.recheck, c.recheck), source))
+    if rows:
+        parts.append(_table(("floor row", "figure", "value", "limit", "verdict", "re-check from", "source"), rows,
+                            num=(2,), nowrap=(0, 3, 4)))
+        parts.append('<p class="note">Source: <span class="badge src-std">cited standard</span> a limit taken '
+                     'from a published standard; <span class="badge src-own">ppdp\'s choice</span> a limit ppdp '
+                     "sets itself, with its reason.</p>")
+    else:
+        parts.append('<p class="muted">No floor row applies to this release.</p>')
+    failed = [c for c in floor.claims if not c.passed]
+    if floor.accepted is not None:
+        a = floor.accepted
+        parts.append(f'<div class="verdict bad">Published below the safety floor on purpose: {_e(a.reason)} '
+                     f"(approved by {_e(a.approved_by)}); {len(failed)} of {len(floor.claims)} floor rows "
+                     "fail.</div>")
+    elif floor_verdict(m) is False:
+        parts.append(f'<div class="verdict bad">Below the safety floor: {len(failed)} of {len(floor.claims)} '
+                     "floor rows fail" + (", or a table's own floor fails" if m.parts else "") + ".</div>")
+    elif floor.claims:
+        parts.append(f'<div class="verdict ok">The release meets the safety floor ({len(floor.claims)} of '
+                     f"{len(floor.claims)} rows hold).</div>")
+    return "".join(parts)
+
+
+def _dp_figures(page: Context) -> str:
+    """A differentially private release's guarantee as its mechanism was built (names and counts only)."""
+    d = page.m.privacy.dp
+    if d is None:
+        return '<p class="muted">The manifest records no differentially private mechanism.</p>'
+    rows = [("library", _e(d.library), "the DP library that built the mechanism"),
+            ("mechanism", _e(d.mechanism), "MST: noisy one-way counts, noisy-max choice of column pairs, noisy "
+                                            "two-way counts, a graphical model fitted to them"),
+            ("definition", _e(d.definition), "pure: epsilon-DP (every category public); approximate: "
+                                              "(epsilon, delta)-DP"),
+            ("neighbouring inputs", _e(d.neighbours), "what the guarantee protects"),
+            ("epsilon asked / spent", _e(f"{_fmt(d.epsilon)} / {_fmt(d.epsilon_spent)}"),
+             "spent: the library's privacy map of the mechanism as built"),
+            ("delta asked / spent", _e(f"{_fmt(d.delta)} / {_fmt(d.delta_spent)}"), "spent on discovering "
+                                                                                    "categories privately"),
+            ("public bins", _e(", ".join(d.binned) or "none"), "numbers cut at the spec's public edges"),
+            ("public categories", _e(", ".join(d.public_categories) or "none"), "listed in the spec"),
+            ("discovered categories", _e(", ".join(d.discovered) or "none"),
+             "kept only with a noisy count above " + _e(_fmt(d.discovery_threshold))
+             if d.discovery_threshold is not None else "none discovered"),
+            ("rows", _e(d.rows), "the published row count")]
+    return ("<p>This release's privacy unit is <b>differential privacy</b>: every row is generated, so there are "
+            "no classes or groups to count; its claim is the mechanism's (epsilon, delta), which holds by "
+            "construction.</p>" + _table(("figure", "value", "meaning"), rows, num=()))
+
+
+def _unit_figures(page: Context) -> str:
+    """The privacy unit's own figures: class or group sizes, ARX's risks, pyCANON's models, distances,
+    distortion, paper 002's attacker."""
+    m, p = page.m, page.m.privacy
+    parts = []
+    threshold = next((c.threshold for c in p.claims if c.name == "k"), None)
+    if threshold is None and m.spec.privacy.k is not None:
+        threshold = float(m.spec.privacy.k)
+    if m.unit == "record":
+        parts.append("<p>This release's privacy unit is the <b>record</b>: rows are perturbed or generated one "
+                     "by one, so there are no equivalence classes or generating groups to count. Its risk is "
+                     "measured by comparing each original record with the published ones (below).</p>")
+    elif m.unit == "differential_privacy":
+        parts.append(_dp_figures(page))
+    else:
+        what = "equivalence class" if m.unit == "equivalence_class" else "generating group"
+        sizes, note = _class_sizes(page)
+        if sizes is None:
+            parts.append(f'<p class="muted">The {what} sizes cannot be computed from '
+                         f"{_e(_data_files_text(m))}: {_e(note)}.</p>")
+        elif sizes.size == 0:
+            parts.append("<p class=\"muted\">The published table has no rows.</p>")
+        else:
+            small = int(sizes[sizes < threshold].sum()) if threshold is not None else 0
+            if m.parts:  # a partitioned release: each table's classes over its own quasi-identifiers
+                over = _parts_grouping(page)
+            elif m.unit == "equivalence_class":
+                over = "the quasi-identifiers " + ", ".join(f"<code>{_e(q)}</code>" for q in note.split("\x00"))
+            else:
+                over = f"the group column <code>{_e(note)}</code>"
+            tables = f" of the {len(m.parts)} tables" if m.parts else ""
+            parts.append(
+                f"<p>The {_fmt(int(sizes.sum()))} published rows{tables} fall into <b>{_fmt(sizes.size)} "
+                f"{_plural(what) if sizes.size != 1 else what}</b> "
+                f"(grouped by {over}): the smallest holds <b>{_fmt(int(sizes.min()))}</b> "
+                f"record{'s' if sizes.min() != 1 else ''}, the median "
+                f"{_fmt(float(np.median(sizes)))}, the mean {_fmt(float(sizes.mean()))}, the largest "
+                f"{_fmt(int(sizes.max()))}."
+                + (f" {_fmt(small)} records are in {_plural(what)} smaller than the policy's k = "
+                   f"{_fmt(threshold)}."
+                   if threshold is not None and small else
+                   (f" No {what} is smaller than the policy's k = {_fmt(threshold)}." if threshold is not None
+                    else "")) + "</p>")
+            parts.append(f"<figure>{_histogram_svg(sizes, threshold, what)}<figcaption>How many "
+                         f"{_plural(what)} have "
+                         f"each size, counted from {_e(_data_files_text(m))}"
+                         + (" (red: below the policy's k)." if threshold is not None else ".")
+                         + "</figcaption></figure>")
+    r = p.risk
+    if r is not None:
+        parts.append("<h4>Re-identification risk</h4>")
+        parts.append('<p class="note">ARX\'s attacker models over the classes above (risk 1 means certain '
+                     "re-identification).</p>")
+        rows: list[tuple[str, ...]] = []  # each table's rows of escaped cells
+        for key, name, desc in _RISK_TEXT:
+            value = getattr(r, key)
+            if value is None:
+                continue
+            if key == "records_at_risk":
+                desc = f"share of records whose prosecutor risk exceeds {_fmt(r.risk_threshold)}"
+            rows.append((_e(name), _e(_fmt(value)), _e(desc)))
+        parts.append(_table(("measure", "value", "meaning"), rows, num=(1,)))
+    a = p.measures
+    if a is not None:
+        rows = []
+        for key, value in a.model_dump().items():
+            if value is None or key == "k_anonymity":
+                continue
+            shown = ", ".join(_fmt(v) for v in value) if isinstance(value, list | tuple) else _fmt(value)
+            rows.append((f"<code>{_e(key)}</code>", _e(shown)))
+        if rows:
+            parts.append("<h4>Anonymity models</h4>")
+            parts.append(f'<p class="note">pyCANON\'s measures over the classes and the sensitive attributes '
+                         f"({', '.join(f'<code>{_e(s)}</code>' for s in p.sensitive_attributes) or 'none'}).</p>")
+            parts.append(_table(("measure", "value"), rows, num=(1,)))
+    s = p.synthetic
+    if s is not None or p.linkage_risk is not None or p.dcr_quantile is not None:
+        parts.append("<h4>Distance and linkage</h4>")
+        rows = []
+        link = s.linkage_risk if s is not None and s.linkage_risk is not None else p.linkage_risk
+        if link is not None:
+            rows.append(("linkage risk", _e(_fmt(link)), "share of original records whose nearest published "
+                         "record stands for them (record) or came from their own group"))
+        if s is not None:
+            for key, value in s.dcr_quantiles.items():
+                at = re.fullmatch(r"q(\d+)", key)
+                name = f"DCR, {int(at.group(1))}% quantile" if at else f"DCR {key}"
+                rows.append((_e(name), _e(_fmt(value)), "distance from an original record to its closest "
+                             "published record (standardized quasi-identifiers)"))
+            if s.dcr_exact_matches is not None:
+                rows.append(("exact matches", _e(_fmt(s.dcr_exact_matches)),
+                             "share of original records published unchanged"))
+            if s.confidence_interval_privacy is not None:
+                rows.append(("confidence-interval privacy", _e(_fmt(s.confidence_interval_privacy)),
+                             "paper 000: 95% interval width of a value's estimate / the attribute's range"))
+        elif p.dcr_quantile is not None:
+            rows.append(("DCR at the policy's quantile", _e(_fmt(p.dcr_quantile)), ""))
+        parts.append(_table(("measure", "value", "meaning"), rows, num=(1,)))
+    q = p.perturbation
+    if q is not None:
+        parts.append("<h4>Value distortion</h4>")
+        parts.append('<p class="note">Paper 004\'s measures, original against published values (rows '
+                     "aligned).</p>")
+        parts.append(_table(("measure", "value", "meaning"),
+                            [(_e(name), _e(_fmt(getattr(q, key))), _e(desc)) for key, name, desc
+                             in _PERTURBATION_TEXT], num=(1,)))
+    att = p.attacker
+    if att is not None:
+        parts.append("<h4>Random-query attacker</h4>")
+        parts.append(f'<p class="note">Paper 002: {_fmt(att.queries)} random queries built from original '
+                     "records' quasi-identifier values, asked of the original table and of the release.</p>")
+        sides = [("original", att.original)] if att.release_is_original else [
+            ("original table", att.original), ("release", att.release)]
+        rows = []
+        for label, getter in (
+                ("queries matching a record", lambda x: _fmt(x.matched_queries)),
+                ("queries matching exactly one record", lambda x: _pct(x.identifying_share)),
+                ("re-identification probability, median", lambda x: _fmt(x.reidentification_median)),
+                ("re-identification probability, mean", lambda x: _fmt(x.reidentification_mean)),
+                ("re-identification probability, max", lambda x: _fmt(x.reidentification_max)),
+                ("sensitive association, mean", lambda x: _fmt(x.sensitive_association_mean))):
+            values = [getter(side) for _, side in sides]
+            if all(v == "n/a" for v in values):
+                continue
+            rows.append((_e(label), *(_e(v) for v in values)))
+        parts.append(_table(("measure", *(name for name, _ in sides)), rows, num=tuple(range(1, len(sides) + 1)),
+                            compact=True))
+    if not parts:
+        parts.append('<p class="muted">The manifest holds no figure of the privacy unit.</p>')
+    return "".join(parts)
+
+
+def _parts_grouping(page: Context) -> str:
+    """How a partitioned release's rows are grouped (HTML): each table by its own quasi-identifiers, a table with
+    none as one class."""
+    grouped = [f"{_e(p.name)} by {', '.join(f'<code>{_e(q)}</code>' for q in p.quasi_identifiers)}"
+               for p in page.m.parts if p.rows and p.quasi_identifiers]
+    whole = [_e(p.name) for p in page.m.parts if p.rows and not p.quasi_identifiers]
+    text = "each table's own quasi-identifiers" + (": " + "; ".join(grouped) if grouped else "")
+    if whole:
+        one = len(whole) == 1
+        text += (f"; {', '.join(whole)} {'has' if one else 'have'} no quasi-identifier, so "
+                 f"{'its rows form' if one else 'the rows of each form'} one class")
+    return text
+
+
+def _class_sizes(page: Context) -> tuple[np.ndarray | None, str]:
+    m, frame = page.m, page.frame
+    if m.unit == "generating_group":
+        col = m.group_column
+        if not col or col not in frame.columns:
+            return None, "the group column is not in the table"
+        ids = pd.factorize(frame[col], use_na_sentinel=False)[0]
+        return np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64), col
+    if page.parts:  # each part's classes over its own quasi-identifiers (one class when it has none)
+        sizes = [np.bincount(equivalence_class_ids(page.parts[p.name], p.quasi_identifiers))
+                 if p.quasi_identifiers else np.array([p.rows]) for p in m.parts if p.rows]
+        return (np.concatenate(sizes) if sizes else np.zeros(0, dtype=np.int64)), "each part's quasi-identifiers"
+    qis = m.roles.quasi_identifiers
+    missing = [q for q in qis if q not in frame.columns]
+    if missing or not qis:
+        return None, ("a quasi-identifier column is missing" if missing else "no quasi-identifier")
+    ids = equivalence_class_ids(frame, qis)
+    return (np.bincount(ids) if len(ids) else np.zeros(0, dtype=np.int64)), "\x00".join(qis)
