@@ -182,16 +182,23 @@ class ReleaseShape(ABC):
         return f"{self.records(release):,} records"
 
 
-def _judge_single(method: Judged, source: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,
-                  everything: pd.DataFrame) -> PrivacyReport:
-    from ppdp.tasks.privacy.judge import judge_release
+def _policy_tables(spec: ReleaseSpec) -> tuple[pd.DataFrame | None, dict[str, pd.DataFrame]]:
+    """The tables the privacy policy names: its population (None without one) and its hierarchies by column."""
     from ppdp.tasks.privacy.validate import load_hierarchies, read_table_file
 
     policy = spec.privacy
-    population = read_table_file(policy.population) if policy.population else None
-    return judge_release(source, release, roles, policy, protects=method.protects,
+    return (read_table_file(policy.population) if policy.population else None,
+            load_hierarchies(policy.hierarchies))
+
+
+def _judge_single(method: Judged, source: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,
+                  everything: pd.DataFrame) -> PrivacyReport:
+    from ppdp.tasks.privacy.judge import judge_release
+
+    population, hierarchies = _policy_tables(spec)
+    return judge_release(source, release, roles, spec.privacy, protects=method.protects,
                          protected=method.protected_columns(roles), seed=spec.seed, everything=everything,
-                         population=population, hierarchies=load_hierarchies(policy.hierarchies))
+                         population=population, hierarchies=hierarchies)
 
 
 def _tuning_privacy(method: Judged, source: pd.DataFrame, release: Release, roles: Roles,
@@ -312,13 +319,10 @@ class _Parts(ReleaseShape):
 
     def measure_privacy(self, method, source, release, roles, spec, everything):
         from ppdp.tasks.privacy.parts import measure_release_parts
-        from ppdp.tasks.privacy.validate import load_hierarchies, read_table_file
 
-        policy = spec.privacy
-        population = read_table_file(policy.population) if policy.population else None
+        population, hierarchies = _policy_tables(spec)
         # every part over its own quasi-identifiers, the worst part claimed; each part's report kept for its entry
-        combined, each = measure_release_parts(_parts(release), roles, policy,
-                                               load_hierarchies(policy.hierarchies) or None, population,
+        combined, each = measure_release_parts(_parts(release), roles, spec.privacy, hierarchies or None, population,
                                                method.protected_columns(roles))
         return combined.model_copy(update={"part_reports": list(each)})
 
@@ -353,41 +357,41 @@ BY_NAME: dict[str, ReleaseShape] = {s.name: s for s in SHAPES}
 # -- the steps the flows call (a method class or instance in, its shape's work out) ---------------------------
 def rare_rule_skip(method: Method, roles: Roles) -> tuple[str, ...]:
     """The columns the rare-value rule leaves to ``method`` (:meth:`ReleaseShape.rare_rule_skip`)."""
-    return _shape(method).rare_rule_skip(roles)
+    return shape_of(method).rare_rule_skip(roles)
 
 
 def settle(method: Method, protected: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame, roles: Roles,
            k: int, rare: RareCategoryReport, prints: np.ndarray, joined_prints: np.ndarray) -> PreparedRows:
     """:meth:`ReleaseShape.settle` for ``method``'s shape."""
-    return _shape(method).settle(protected, train, test, roles, k, rare, prints, joined_prints)
+    return shape_of(method).settle(protected, train, test, roles, k, rare, prints, joined_prints)
 
 
 def check_privacy(method: Method, source: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,
                   everything: pd.DataFrame) -> PrivacyReport:
     """The privacy step: :meth:`ReleaseShape.measure_privacy` for ``method``'s shape."""
-    return _shape(method).measure_privacy(method, source, release, roles, spec, everything)
+    return shape_of(method).measure_privacy(method, source, release, roles, spec, everything)
 
 
 def check_utility(method: Method, spec: ReleaseSpec, release: Release, roles: Roles,
                   prepared: PreparedRows) -> UtilityReport:
     """The utility step: :meth:`ReleaseShape.measure_utility` for ``method``'s shape."""
-    return _shape(method).measure_utility(spec, release, roles, prepared)
+    return shape_of(method).measure_utility(spec, release, roles, prepared)
 
 
 def tables(method: Method, release: Release) -> pd.DataFrame | dict[str, pd.DataFrame]:
-    return _shape(method).tables(release)
+    return shape_of(method).tables(release)
 
 
 def extra_files(method: Method, release: Release, privacy: PrivacyReport) -> dict[str, bytes]:
-    return _shape(method).extra_files(release, privacy)
+    return shape_of(method).extra_files(release, privacy)
 
 
 def records(method: Method, release: Release) -> int:
-    return _shape(method).records(release)
+    return shape_of(method).records(release)
 
 
 def summary(method: Method, release: Release) -> str:
-    return _shape(method).summary(release)
+    return shape_of(method).summary(release)
 
 
 def shape_of(method: Method) -> ReleaseShape:
@@ -398,5 +402,3 @@ def shape_of(method: Method) -> ReleaseShape:
         raise TypeError(f"{method!r} declares the release shape {method.shape!r}, which is not one of "
                         f"{', '.join(BY_NAME)}") from None
 
-
-_shape = shape_of

@@ -65,7 +65,7 @@ from ppdp.schemas.reports import Evaluation, LatticeSearch, Roles, TuningTrace
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Sanitizer
-from ppdp.tasks.shapes import meets_policy, shape_of  # noqa: F401  (meets_policy: the tuner's policy check)
+from ppdp.tasks.shapes import shape_of
 from ppdp.tasks.utility import feature_encoder
 
 EvaluateMany = Callable[[list[float]], list[Evaluation]]

@@ -12,8 +12,9 @@ A method declares, as class attributes:
 * ``name`` and ``Params``: its parameter model (a :class:`ppdp.schemas.methods.MethodParams` subclass whose
   fields, less ``name``, are exactly the constructor's keyword arguments less ``seed``);
 * ``description``: what it does, in one phrase, as a release's report says it;
-* ``unit``: what its privacy is measured over (:data:`ppdp.schemas.methods.Unit`);
-* ``tunable``: each tunable parameter and which direction is safer ("larger" or "smaller");
+* ``unit``: what its privacy is measured over (:data:`ppdp.schemas.methods.Unit`), and ``tunable``: each tunable
+  parameter and which direction is safer ("larger" or "smaller"), both taken from ``Params`` (as are
+  ``lattice_parameters`` and ``keeps_groups``: :attr:`Sanitizer.PARAMS_FACTS`);
 * ``needs_class``: whether it needs a class column; ``randomized``: whether the seed changes its output;
 * ``protects``: what it protects (:data:`ppdp.schemas.methods.Protection`: ``identity``, hidden by classes, groups
   or record by record as its unit says; or ``attribute``, identities left visible), which decides the rows of the
@@ -144,6 +145,18 @@ class Sanitizer(EstimatorParams, ABC):
     reproducing the run."""
 
     seed: int
+
+    PARAMS_FACTS: ClassVar[tuple[str, ...]] = ("unit", "tunable", "lattice_parameters", "keeps_groups")
+    """Class facts the parameter model states (the spec's cross-check reads them there): a method takes them from its
+    ``Params`` (:meth:`__init_subclass__`) rather than stating them twice."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        params = cls.__dict__.get("Params")
+        if params is not None:
+            for fact in cls.PARAMS_FACTS:
+                if fact not in cls.__dict__:  # a class that states one itself keeps it (the contract suite checks
+                    setattr(cls, fact, getattr(params, fact))  # that registered methods agree with their Params)
 
     if TYPE_CHECKING:
         # the constructor contract (module docstring): keyword arguments only, a seed among them; each method

@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.condensation import CondensationParams, Variant
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.blas import single_threaded_blas
@@ -367,9 +367,6 @@ class Condensation(Sanitizer):
     description: ClassVar[str] = ("condensation: synthetic records generated from groups of at least k similar "
                                   "records (Aggarwal and Yu)")
     Params: ClassVar[type[MethodParams]] = CondensationParams
-    unit: ClassVar[Unit] = CondensationParams.unit
-    tunable: ClassVar[dict[str, Safer]] = CondensationParams.tunable
-    keeps_groups: ClassVar[bool] = CondensationParams.keeps_groups
 
     def __init__(
         self,

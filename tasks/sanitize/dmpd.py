@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.dmpd import DmpdParams
 from ppdp.schemas.reports import FeaturePartition, ParetoPoint, Roles
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
@@ -73,8 +73,6 @@ class Dmpd(Sanitizer):
                                   "published with the class as its own table, k-anonymous over its quasi-identifiers "
                                   "(Matatov, Rokach and Maimon)")
     Params: ClassVar[type[MethodParams]] = DmpdParams
-    unit: ClassVar[Unit] = DmpdParams.unit
-    tunable: ClassVar[dict[str, Safer]] = DmpdParams.tunable
     needs_class: ClassVar[bool] = True
     randomized: ClassVar[bool] = True
     shape: ClassVar[str] = "parts"  # one table per feature subset

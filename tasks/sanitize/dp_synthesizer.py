@@ -77,7 +77,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Treatment
 from ppdp.schemas.params.dp_synthesizer import DpSynthesizerParams, _text
 from ppdp.schemas.reports import DifferentialPrivacy, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
@@ -458,9 +458,7 @@ class DpSynthesizer(Sanitizer):
     description: ClassVar[str] = ("differentially private synthesizer: OpenDP's MST fits a graphical model to noisy "
                                   "one- and two-way counts and generates every row from it")
     Params: ClassVar[type[MethodParams]] = DpSynthesizerParams
-    unit: ClassVar[Unit] = DpSynthesizerParams.unit
     protects: ClassVar[Protection] = "identity"
-    tunable: ClassVar[dict[str, Safer]] = DpSynthesizerParams.tunable
     needs_class: ClassVar[bool] = False
     randomized: ClassVar[bool] = True
     reproducible: ClassVar[bool] = False

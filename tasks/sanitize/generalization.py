@@ -54,7 +54,7 @@ import pandas as pd
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.hierarchy import ROOT
-from ppdp.schemas.methods import Domain, Lattice, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, Lattice, MethodParams, Treatment
 from ppdp.schemas.params.generalization import GeneralizationParams
 from ppdp.schemas.reports import LatticeSearch, Roles
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
@@ -958,9 +958,6 @@ class Generalization(Sanitizer):
     description: ClassVar[str] = ("full-domain generalization: quasi-identifiers coarsened along hierarchies, the "
                                   "level of each chosen by a lattice search")
     Params: ClassVar[type[MethodParams]] = GeneralizationParams
-    unit: ClassVar[Unit] = GeneralizationParams.unit
-    tunable: ClassVar[dict[str, Safer]] = GeneralizationParams.tunable
-    lattice_parameters: ClassVar[tuple[str, ...]] = GeneralizationParams.lattice_parameters
     randomized: ClassVar[bool] = False
     shape: ClassVar[str] = "every_row"  # a recoding of every input row
 

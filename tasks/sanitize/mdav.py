@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.mdav import MdavParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers
@@ -556,10 +556,7 @@ class Mdav(Sanitizer):
     description: ClassVar[str] = ("MDAV microaggregation: records clustered in groups of at least k, "
                                   "quasi-identifiers replaced by the group's aggregate")
     Params: ClassVar[type[MethodParams]] = MdavParams
-    unit: ClassVar[Unit] = MdavParams.unit
-    tunable: ClassVar[dict[str, Safer]] = MdavParams.tunable
     randomized: ClassVar[bool] = False
-    keeps_groups: ClassVar[bool] = MdavParams.keeps_groups
 
     def __init__(self, *, k: int | None = None, seed: int = 0) -> None:
         self.k = k

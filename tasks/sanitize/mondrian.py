@@ -25,7 +25,7 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.hierarchy import ROOT, HierarchySpec
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.mondrian import MondrianParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers
@@ -411,8 +411,6 @@ class Mondrian(Sanitizer):
     description: ClassVar[str] = ("Mondrian multidimensional partitioning: the quasi-identifier space cut into "
                                   "regions of at least k records, values generalized to their region")
     Params: ClassVar[type[MethodParams]] = MondrianParams
-    unit: ClassVar[Unit] = MondrianParams.unit
-    tunable: ClassVar[dict[str, Safer]] = MondrianParams.tunable
     randomized: ClassVar[bool] = False
     shape: ClassVar[str] = "every_row"  # a recoding of every input row
 

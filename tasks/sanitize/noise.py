@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams
 from ppdp.schemas.params.noise import NoiseParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, snap_to
@@ -52,8 +52,6 @@ class Noise(Sanitizer):
     name: ClassVar[str] = "noise"
     description: ClassVar[str] = "additive or multiplicative noise on the numeric attributes"
     Params: ClassVar[type[MethodParams]] = NoiseParams
-    unit: ClassVar[Unit] = NoiseParams.unit
-    tunable: ClassVar[dict[str, Safer]] = NoiseParams.tunable
 
     def __init__(
         self,

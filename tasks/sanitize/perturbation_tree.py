@@ -88,7 +88,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Protection, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams, Protection, Treatment
 from ppdp.schemas.params.perturbation_tree import EPSILON, PerturbationTreeParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers, refuse_huge
@@ -653,9 +653,7 @@ class PerturbationTree(Sanitizer):
     name: ClassVar[str] = "perturbation_tree"
     description: ClassVar[str] = "perturbation tree: records partitioned by a tree, values replaced within each leaf"
     Params: ClassVar[type[MethodParams]] = PerturbationTreeParams
-    unit: ClassVar[Unit] = PerturbationTreeParams.unit
     protects: ClassVar[Protection] = "attribute"  # the non-confidential attributes are published as they are
-    tunable: ClassVar[dict[str, Safer]] = PerturbationTreeParams.tunable
 
     def __init__(
         self,

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Safer, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection
 from ppdp.schemas.params.pram import PramParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder
@@ -104,9 +104,7 @@ class Pram(Sanitizer):
     name: ClassVar[str] = "pram"
     description: ClassVar[str] = "PRAM: categorical values replaced at random through an invariant transition matrix"
     Params: ClassVar[type[MethodParams]] = PramParams
-    unit: ClassVar[Unit] = PramParams.unit
     protects: ClassVar[Protection] = "attribute"  # identities stay visible: the randomized values are protected
-    tunable: ClassVar[dict[str, Safer]] = PramParams.tunable
 
     def __init__(self, *, pd: float | None = None, alpha: float = 0.5,
                  columns: Literal["sensitive", "categorical"] = "sensitive", seed: int = 0) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams
 from ppdp.schemas.params.rank_swap import RankSwapParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers, refuse_huge
@@ -80,8 +80,6 @@ class RankSwap(Sanitizer):
     name: ClassVar[str] = "rank_swap"
     description: ClassVar[str] = "rank swapping: each numeric or ordinal value swapped with one of close rank"
     Params: ClassVar[type[MethodParams]] = RankSwapParams
-    unit: ClassVar[Unit] = RankSwapParams.unit
-    tunable: ClassVar[dict[str, Safer]] = RankSwapParams.tunable
 
     def __init__(self, *, p: float | None = None, seed: int = 0) -> None:
         self.p = p

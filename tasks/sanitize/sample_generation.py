@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import MethodParams, Safer, Treatment, Unit
+from ppdp.schemas.methods import MethodParams, Treatment
 from ppdp.schemas.params.sample_generation import SampleGenerationParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers, integers_within, refuse_huge
@@ -189,8 +189,6 @@ class SampleGeneration(Sanitizer):
     name: ClassVar[str] = "sample_generation"
     description: ClassVar[str] = "sample generation: new records drawn from models learned per class"
     Params: ClassVar[type[MethodParams]] = SampleGenerationParams
-    unit: ClassVar[Unit] = SampleGenerationParams.unit
-    tunable: ClassVar[dict[str, Safer]] = SampleGenerationParams.tunable
     needs_class: ClassVar[bool] = True
     randomized: ClassVar[bool] = True
 

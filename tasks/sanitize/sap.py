@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import Role
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Safer, Treatment, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Treatment
 from ppdp.schemas.params.sap import SapParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.errors import InputError, SpecError
@@ -259,9 +259,7 @@ class Sap(Sanitizer):
     name: ClassVar[str] = "sap"
     description: ClassVar[str] = "SAP: selected quasi-identifier or sensitive values suppressed"
     Params: ClassVar[type[MethodParams]] = SapParams
-    unit: ClassVar[Unit] = SapParams.unit
     protects: ClassVar[Protection] = "attribute"  # the quasi-identifiers are published as they are
-    tunable: ClassVar[dict[str, Safer]] = SapParams.tunable
     needs_class: ClassVar[bool] = True
 
     def __init__(self, *, scenario: Literal["S1", "S2"] = "S2", rate: float | None = None,

@@ -54,7 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams
 from ppdp.schemas.params.svd import SvdParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
@@ -151,8 +151,6 @@ class Svd(Sanitizer):
     name: ClassVar[str] = "svd"
     description: ClassVar[str] = "SVD: numeric attributes replaced by a sparsified low-rank reconstruction"
     Params: ClassVar[type[MethodParams]] = SvdParams
-    unit: ClassVar[Unit] = SvdParams.unit
-    tunable: ClassVar[dict[str, Safer]] = SvdParams.tunable
     randomized: ClassVar[bool] = False
 
     def __init__(self, *, rank: int | None = None, sparsity: float = 0.0, seed: int = 0) -> None:

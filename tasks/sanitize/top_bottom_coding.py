@@ -36,7 +36,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import pandas as pd
 
-from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Safer, Unit
+from ppdp.schemas.methods import Domain, FloatRange, MethodParams
 from ppdp.schemas.params.top_bottom_coding import CodingLimits, TopBottomCodingParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
@@ -84,8 +84,6 @@ class TopBottomCoding(Sanitizer):
     name: ClassVar[str] = "top_bottom_coding"
     description: ClassVar[str] = "top and bottom coding: the tails of the numeric attributes recoded to their bounds"
     Params: ClassVar[type[MethodParams]] = TopBottomCodingParams
-    unit: ClassVar[Unit] = TopBottomCodingParams.unit
-    tunable: ClassVar[dict[str, Safer]] = TopBottomCodingParams.tunable
     randomized: ClassVar[bool] = False
 
     def __init__(self, *, quantile: float | None = None, kind: Literal["top", "bottom", "both"] = "both",

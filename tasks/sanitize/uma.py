@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.methods import Domain, IntRange, MethodParams, Safer, Unit
+from ppdp.schemas.methods import Domain, IntRange, MethodParams
 from ppdp.schemas.params.uma import Partition, UmaParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
@@ -234,8 +234,6 @@ class Uma(Sanitizer):
     name: ClassVar[str] = "uma"
     description: ClassVar[str] = "univariate microaggregation: each numeric attribute aggregated on its own"
     Params: ClassVar[type[MethodParams]] = UmaParams
-    unit: ClassVar[Unit] = UmaParams.unit
-    tunable: ClassVar[dict[str, Safer]] = UmaParams.tunable
     randomized: ClassVar[bool] = False
 
     def __init__(self, *, k: int | None = None, columns: Literal["all_numeric", "sensitive"] = "all_numeric",
