@@ -255,9 +255,21 @@ def scripts() -> tuple[list[str], list[str]]:
     return run, helpers
 
 
-PREFECT_SCRIPTS = ("compare_adult", "release_overhead", "report_screenshots")  # they run ppdp flows
+PREFECT_SCRIPTS = ("compare_adult", "distributed_release", "release_overhead", "report_screenshots")  # run ppdp flows
 FIRST = ("dp_epsilon", "compare_adult", "report_screenshots", "release_overhead", "privacy_speed")  # the longest
 ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def stop_server(proc: subprocess.Popen, log) -> None:
+    """Stop a server process (terminate, then kill after 30 s) and close its log."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    log.close()
 
 
 class PrefectServer:
@@ -303,14 +315,7 @@ class PrefectServer:
         return self.state
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        stop_server(self.proc, self.log)
         shutil.rmtree(self.home, ignore_errors=True)
 
 

@@ -166,7 +166,7 @@ def run(
     for name, value in result.delta_r.items():
         console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
     if timings:
-        from ppdp.flows.release import step_breakdown, steps_seconds
+        from ppdp.flows.steps import step_breakdown, steps_seconds
 
         wall = time.perf_counter() - entered
         work = steps_seconds(entered)
@@ -528,9 +528,10 @@ def validate(
                                         "re-check every claim of its manifest and its safety floor."),
     original: Path | None = typer.Option(None, "--original", metavar="PATH", help="With --release: the original "
                                          "input, for the claims that compare with it."),
-    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDRESS", help="For a folder of Parquet files: "
-                                       "count the partitions on this Dask scheduler (tcp://host:8786), or 'local' "
-                                       "for a local Dask cluster."),
+    cluster: str | None = typer.Option(None, "--cluster", metavar="ADDRESS", help="For a folder of Parquet files, "
+                                       "or with --release a distributed release's row files: count the partitions "
+                                       "on this Dask scheduler (tcp://host:8786), or 'local' for a local Dask "
+                                       "cluster."),
     **gates: object,  # the table gates (--k, --l, --t, ...): _gate_options
 ) -> None:
     """Check the privacy of any table, or re-check a published release.
@@ -550,7 +551,7 @@ def validate(
     import json
 
     if release is not None:
-        _validate_release(release, original, as_json)
+        _validate_release(release, original, as_json, cluster)
         return
     if file is None or not qi:
         fail("error: give a table and --qi, or --release DIR", 2)
@@ -680,7 +681,7 @@ def _validate_federated(folder: Path, as_json: bool) -> None:
     raise typer.Exit(0 if holds else 3)
 
 
-def _validate_release(folder: Path, original: Path | None, as_json: bool) -> None:
+def _validate_release(folder: Path, original: Path | None, as_json: bool, cluster: str | None = None) -> None:
     import json
 
     from ppdp.tasks.core.errors import PpdpError
@@ -695,7 +696,7 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool) -> Non
         _validate_federated(folder, as_json)
 
     try:
-        result = recheck_release(folder, original)
+        result = recheck_release(folder, original, cluster)
     except PpdpError as exc:
         fail(f"error: {exc}", 2)
     m = result.manifest

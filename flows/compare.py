@@ -4,7 +4,7 @@ method (:func:`ppdp.tasks.compare.compare_method`), side by side on the spec's r
 recommendation. Nothing is published, nothing is written: the CLI writes ``compare.html`` and ``compare.json``
 (aggregates) where it is told to.
 
-Every task is a :func:`ppdp.flows.release.step` (``cache_policy=NO_CACHE, persist_result=False``): its results
+Every task is a :class:`ppdp.flows.steps.step` (``cache_policy=NO_CACHE, persist_result=False``): its results
 are DataFrames or rows, never pickled to disk. Like the release flow, the flow never raises: it returns a
 ``Failed`` state carrying the refusal in memory.
 """
@@ -21,7 +21,8 @@ import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 from prefect import State, flow, get_run_logger
 from prefect.states import Failed
 
-from ppdp.flows.release import artifact_key, load_spec, preflight, protect_identifiers, read_input, step, tag_columns
+from ppdp.flows.release import artifact_key, load_spec, preflight, protect_identifiers, read_input, tag_columns
+from ppdp.flows.steps import step
 from ppdp.flows.runners import SpecTaskRunner
 from ppdp.schemas.compare import CompareResult
 from ppdp.tasks import compare, secrets

@@ -12,7 +12,7 @@ semi-trusted mixers (paper 001, section 3.2; the protocol and its threat model a
   programming before anything is published) and publishes the model like any release (staged folder renamed
   into place, signed pending then published audit entries).
 
-As in :mod:`ppdp.flows.release`, every task is a :func:`ppdp.flows.release.step` (``cache_policy=NO_CACHE,
+As in :mod:`ppdp.flows.release`, every task is a :class:`ppdp.flows.steps.step` (``cache_policy=NO_CACHE,
 persist_result=False``; a failure is handed to the flow, never raised inside the task) and no flow raises: a
 refusal is audited and the flow returns a ``Failed`` state holding the exception in memory. The mixer task is
 the exception: it raises, so that Prefect retries it; its exception carries no data, is never persisted
@@ -38,7 +38,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run, task_run
 from prefect.states import Failed
 
-from ppdp.flows.release import step
+from ppdp.flows.steps import step
 from ppdp.schemas.federate import FederateResult, PartyRecord
 from ppdp.tasks import audit, federated
 from ppdp.tasks import spec as spec_io

@@ -15,17 +15,13 @@ raises that exception, and the run is still marked failed.
 
 from __future__ import annotations
 
-import collections
-import functools
 import re
-import time
 from datetime import UTC, datetime
 from typing import TypedDict
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
-from prefect import State, flow, get_run_logger, task
-from prefect.cache_policies import NO_CACHE
+from prefect import State, flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.states import Failed
 
@@ -43,125 +39,7 @@ from ppdp.tasks.privacy import series as series_judge
 from ppdp.tasks.privacy.series import series_line
 from ppdp.tasks.sanitize.registry import build_sanitizer, method_class, run_method
 
-STEPS = 8
-
-
-class _Refusal:
-    """What a guarded step returns instead of raising: the exception, kept in memory (never persisted)."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-
-STEP_TIMES: collections.deque[tuple[str, float, float]] = collections.deque(maxlen=100_000)
-"""(step, start, end) of the step functions run in this process (``time.perf_counter``; the latest 100,000, so a
-long-lived deployment process does not grow): the steps' own work, for measuring what a run costs beyond it
-(``ppdp run --timings``). Names and times only."""
-
-
-def step_breakdown(since: float = 0.0) -> list[tuple[str, int, float]]:
-    """(step name, runs, seconds summed over its runs) of the steps that started at or after ``since``, most
-    seconds first (parallel runs of one step, such as tuning evaluations, add up: the sum can exceed the wall)."""
-    totals: dict[str, list[float]] = {}
-    for name, a, b in (t for t in STEP_TIMES if t[1] >= since):
-        entry = totals.setdefault(name, [0, 0.0])
-        entry[0] += 1
-        entry[1] += b - a
-    return sorted(((n, int(c), s) for n, (c, s) in totals.items()), key=lambda t: (-t[2], t[0]))
-
-
-def steps_seconds(since: float = 0.0) -> float:
-    """Seconds during which at least one step function was running (the union of their intervals, so parallel
-    evaluations count once), over the steps that started at or after ``since``."""
-    total, end = 0.0, float("-inf")
-    for _, a, b in sorted((t for t in STEP_TIMES if t[1] >= since), key=lambda t: t[1]):
-        if a > end:
-            total += b - a
-            end = b
-        elif b > end:
-            total += b - end
-            end = b
-    return total
-
-
-def _guarded(fn, name: str):
-    @functools.wraps(fn)
-    def run(*args, **kwargs):
-        started = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - handed to the flow, which audits and reports it
-            return _Refusal(exc)
-        finally:
-            STEP_TIMES.append((name, started, time.perf_counter()))
-
-    return run
-
-
-def _unwrap(value):
-    if isinstance(value, _Refusal):
-        raise value.error
-    return value
-
-
-class _Future:
-    def __init__(self, future) -> None:
-        self.future = future
-
-    def result(self):
-        return _unwrap(self.future.result())
-
-
-class step:  # noqa: N801 - used like a decorator
-    """A plain step function as a Prefect task that never caches or persists its result (see above).
-
-    An expected refusal (a :class:`PpdpError`) or an unexpected error inside the task is returned to the flow
-    rather than raised inside the task, so Prefect neither logs a traceback nor stores the exception text for
-    the task run; calling the step (or a submitted step's ``result()``) in the flow raises it there, where the
-    flow audits it and ends in a ``Failed`` state without exception text (see :func:`release_flow`).
-    """
-
-    def __init__(self, fn, name: str, run_name=None) -> None:
-        self.task = task(name=name, cache_policy=NO_CACHE, persist_result=False,
-                         task_run_name=_run_name(name, run_name) if run_name else None)(_guarded(fn, name))
-
-    def __call__(self, *args, **kwargs):
-        return _unwrap(self.task(*args, **kwargs))
-
-    def submit(self, *args, **kwargs) -> _Future:
-        return _Future(self.task.submit(*args, **kwargs))
-
-
-def _run_name(name: str, describe):
-    """A task run name carrying the step's parameters (``evaluate k=1,487``), never a data value: ``describe``
-    reads only settings, counts and names from the parameters; a failure falls back to the step's name."""
-
-    def run_name(parameters: dict) -> str:
-        try:
-            detail = describe(parameters)
-        except Exception:  # noqa: BLE001 - a name is never worth failing a run for
-            detail = ""
-        return f"{name} {detail}".strip()
-
-    return run_name
-
-
-def _value(v) -> str:
-    """A parameter value for a run name: integers with thousands separators, reals to 4 significant digits."""
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return str(v)
-    return f"{int(v):,}" if float(v).is_integer() else f"{v:.4g}"
-
-
-def _sanitizer_settings(s) -> str:
-    shown = []
-    for key in ("k", "l", "t", "variant", "levels", "leaf_size", "rank", "samples", "sigma", "epsilon"):
-        v = getattr(s, key, None)
-        if v is not None and key in s.get_params():
-            shown.append(f"{key}={_value(v) if not isinstance(v, dict) else len(v)}")
-    return f"{s.name} " + ",".join(shown)
+from ppdp.flows.steps import STEPS, _sanitizer_settings, _value, log_privacy, log_promoted, step
 
 
 load_spec = step(spec_io.load_spec, "load-spec")
@@ -316,8 +194,13 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
     spec: ReleaseSpec | None = None
     try:
         spec = load_spec(spec_path, overrides)
-        known["spec_sha256"] = spec_io.spec_sha256(spec)
+        known["spec_sha256"] = spec_hash = spec_io.spec_sha256(spec)
         logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
+        if spec.source.partitioned:  # a folder of Parquet files: released partition by partition
+            from ppdp.flows.partitioned import release_partitioned
+
+            return release_partitioned(spec, release_id=release_id, started=started, run_id=run_id,
+                                       spec_sha256=spec_hash, known=known, logger=logger)
         ingest_report, roles, prepared, fingerprinted_by = prepare(spec, logger)
         known["input_sha256"] = ingest_report.input_sha256
         method_cls = method_class(spec.method.name)
@@ -345,13 +228,10 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             promoted = promote_columns(roles, report, spec.privacy) if attempt == 1 else None
             if promoted is None:
                 break
-            logger.info("[6/%d] privacy: %s published beside the quasi-identifiers split the classes an attacker "
-                        "sees: made quasi-identifier(s), tuning and sanitizing again", STEPS,
-                        ", ".join(t.name for t in promoted.columns if t.role != roles.get(t.name).role))
+            log_promoted(logger, roles, promoted, "tuning and sanitizing again")
             roles = promoted
         privacy = enforce_privacy(report)
-        logger.info("[6/%d] privacy: %d claims hold; safety floor %s", STEPS, len(privacy.claims),
-                    "holds" if privacy.floor.holds else "fails: published below it on purpose (accepted)")
+        log_privacy(logger, privacy)
         series_report, ledger_rows = judge_series(
             spec=spec, release=release, method=method, roles=roles, prints=prepared.source_prints,
             fingerprinted_by=fingerprinted_by, view=privacy.attacker_view, source=source,

@@ -85,6 +85,32 @@ class PartRecord(BaseModel):
     privacy: PrivacyReport = Field(..., description="privacy measured on this part alone, with its claims")
 
 
+class UtilitySample(BaseModel):
+    """The records a distributed release's utility is measured on: drawn per input file and class with a seed
+    derived from the release seed, the same share of every class (stratified), then split into training and
+    held-out rows as a single-machine release splits its input."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: int = Field(..., description="records in the sample")
+    population: int = Field(..., description="records it was drawn from (the whole input)")
+    seed: int = Field(..., description="the seed the draw derives from (the release seed)")
+    per_class: dict[str, int] = Field(default_factory=dict, description="records drawn per class (empty without "
+                                                                        "a class)")
+
+
+class DataFile(BaseModel):
+    """One file of a release published in row files (a distributed release, ``data/part-<n>.parquet``): the
+    published table is every file's rows; which file a row is in carries nothing (rows are spread over the files
+    at random, keyed by the seed and the publisher's series key)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str = Field(..., description="the file, relative to the release folder (data/part-00000.parquet, ...)")
+    rows: int = Field(..., description="rows in the file")
+    sha256: str = Field(..., description="SHA-256 of the file's bytes (also signed in the audit entry's files)")
+
+
 class Manifest(BaseModel):
     """``manifest.json`` of a published release.
 
@@ -152,11 +178,21 @@ class Manifest(BaseModel):
                                                                  "chosen, its search and the accuracy-against-k "
                                                                  "Pareto front; null otherwise")
 
+    data_files: list[DataFile] = Field(
+        default_factory=list, description="a distributed release (an input folder of Parquet files): the published "
+        "table in row files under data/ instead of data.parquet (output_sha256 hashes their 'file sha256' lines, "
+        "as for parts; each file's metadata carries ppdp.release_id, not the manifest hash, which is computed after "
+        "the files are measured); empty for every other release")
+    sample: UtilitySample | None = Field(None, description="a distributed release: the seeded, stratified sample "
+                                                           "of records its utility was measured on; null otherwise")
+
     def tables_text(self) -> str:
         """A partitioned release's tables and their files in a phrase (``3 tables (part-1.parquet, ...)``); empty
         for a release of one table (``data.parquet``)."""
         if self.parts:
             return f"{len(self.parts)} tables ({', '.join(p.file for p in self.parts)})"
+        if self.data_files:
+            return f"one table in {len(self.data_files)} files (data/part-*.parquet)"
         return ""
 
 

@@ -155,6 +155,8 @@ class UtilitySpec(StrictModel):
                                                        "measure utility")
     test_fraction: float = Field(0.1, gt=0, le=0.5, description="share of the input rows held out (stratified by "
                                                                 "class, seeded) to test the classifiers")
+    sample_rows: int = Field(100_000, ge=100, description="a partitioned input (a folder): utility is measured on a "
+                             "seeded sample of this many records, stratified by class, split as test_fraction says")
     min_accuracy_ratio: float | None = Field(
         0.9, ge=0, le=1, description="sanitized accuracy / original accuracy must reach this"
     )

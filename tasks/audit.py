@@ -51,6 +51,8 @@ from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.layout import (
     AUX_FOLDERS,
     ensure_root,
+    folder_listing,
+    is_data_file,
     is_part_file,
     parts_digest,
     read_parquet_metadata,
@@ -687,10 +689,10 @@ def _check_release_folder(root: Path, row: dict, rel: str, folder: Path) -> list
     if not isinstance(signed, dict) or not signed:
         return [f"{DB_NAME}: {label}: published entry has no signed file list"]
     try:
-        present = set(os.listdir(folder))
+        present = folder_listing(folder, signed)
     except OSError as exc:
         return [f"{rel}: {label}: release folder is unreadable ({exc.strerror or type(exc).__name__})"]
-    for name in sorted(present - set(signed)):
+    for name in sorted(present - set(signed)):  # a folder too (only a distributed release's data/ is walked)
         out.append(f"{rel}/{_safe(name)}: {label}: not in the signed file list (added after publishing)")
     for name in sorted(set(signed) - present):
         out.append(f"{rel}/{_safe(name)}: {label}: file is missing (in the signed file list)")
@@ -707,30 +709,40 @@ def _check_release_folder(root: Path, row: dict, rel: str, folder: Path) -> list
         except OSError as exc:
             out.append(f"{rel}/{name}: {label}: unreadable ({exc.strerror or type(exc).__name__})")
     part_files = sorted(name for name in signed if is_part_file(name))
-    if "data.parquet" in signed or not part_files:
+    row_files = sorted(name for name in signed if is_data_file(name))
+    expected: str | None
+    if row_files and "data.parquet" not in signed:
+        # a distributed release: output_sha256 is a digest of its row files; they carry the release id only (they
+        # are written before the manifest)
+        data_files, expected = row_files, parts_digest([(name, signed[name]) for name in row_files])
+    elif "data.parquet" in signed or not part_files:
         data_files, expected = ["data.parquet"], signed.get("data.parquet")
     else:  # a partitioned release (DMPD): output_sha256 is a digest of its parts
         data_files, expected = part_files, parts_digest([(name, signed[name]) for name in part_files])
     if expected != row.get("output_sha256"):
         out.append(f"{DB_NAME}: {label}: the signed file list and output_sha256 disagree")
-    out.extend(_check_manifest(folder, row, rel, label, intact="manifest.json" in intact))
+    out.extend(_check_manifest(folder, row, rel, label, intact="manifest.json" in intact,
+                               signed_rows={name: signed[name] for name in row_files}))
     for name in data_files:
         if name not in present:
             continue
         try:
             meta = read_parquet_metadata(folder / name)
-            if (meta.get("ppdp.manifest_sha256") != row.get("manifest_sha256")
-                    or meta.get("ppdp.release_id") != row.get("release_id")):
+            if meta.get("ppdp.release_id") != row.get("release_id") or (
+                    name not in row_files and meta.get("ppdp.manifest_sha256") != row.get("manifest_sha256")):
                 out.append(f"{rel}/{name}: {label}: its metadata names another manifest or release")
         except Exception:  # noqa: BLE001 - any unreadable Parquet is a finding, not a crash
             out.append(f"{rel}/{name}: {label}: not a readable Parquet file")
     return out
 
 
-def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool) -> list[str]:
+def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool,
+                    signed_rows: dict[str, str] | None = None) -> list[str]:
     """The manifest names this release and its data. An intact manifest (its bytes match the signed list) is not
     validated against today's schema: one written by an earlier ppdp may lack a field added since, which is
-    no damage. A manifest that was altered is also described (not JSON, not the schema)."""
+    no damage. A manifest that was altered is also described (not JSON, not the schema). ``signed_rows``: a
+    distributed release's row files as signed (name to SHA-256), which the manifest's ``data_files`` must list
+    with the same hashes."""
     where = f"{rel}/manifest.json: {label}"
     path = folder / "manifest.json"
     if not os.path.lexists(path) or not stat.S_ISREG(os.lstat(path).st_mode):
@@ -759,6 +771,15 @@ def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool)
         out.append(f"{where}: names another release")
     if data.get("output_sha256") != row.get("output_sha256"):
         out.append(f"{where}: names another data.parquet hash than the audit entry")
+    listed = data.get("data_files") or []
+    if signed_rows or listed:
+        try:
+            named = {str(f["file"]): f["sha256"] for f in listed}
+            well_formed = len(named) == len(listed)
+        except (TypeError, KeyError):
+            named, well_formed = {}, False
+        if not well_formed or named != (signed_rows or {}):
+            out.append(f"{where}: its data_files differ from the row files of the signed file list")
     return out
 
 

@@ -55,6 +55,9 @@ def read_header(source: SourceSpec) -> list[str]:
     """Column names only (cheap): lets a spec be checked before any data is read. Refuses a header that does
     not split on the separator, that looks like data, or (Parquet) columns of nested or binary types."""
     path = source.path
+    if path.is_dir():
+        raise InputError(f"input {path}: a folder (a partitioned table): ppdp run releases it partition by partition "
+                         "(generalization, mondrian) and ppdp validate FOLDER checks it; this command reads one file")
     if not path.is_file():
         raise InputError(f"input {path}: file not found")
     if source.format == "parquet":
@@ -284,11 +287,14 @@ def numeric_intent(series: pd.Series) -> bool:
 
     A text column whose values all parse is left alone: it is text on purpose (codes with leading zeros,
     or typed as text in Parquet)."""
-    values = series.dropna()
-    if values.empty or pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
+    if pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series):
         return False
-    parsed = pd.to_numeric(values.astype(str), errors="coerce")
-    share = float(parsed.notna().mean())
+    counts = series.value_counts(dropna=True, sort=False)  # each distinct value parsed once, weighted by its cells
+    counts = counts[counts.to_numpy() > 0]
+    if counts.empty:
+        return False
+    parsed = pd.to_numeric(pd.Series(counts.index, dtype=object).astype(str), errors="coerce")
+    share = float(counts.to_numpy()[parsed.notna().to_numpy()].sum() / counts.to_numpy().sum())
     return NUMERIC_INTENT <= share < 1.0
 
 

@@ -13,6 +13,11 @@ a pending entry whose folder is in place with exactly its files is completed, an
 staging folder is removed (it never holds anything that was published). An error (not a kill) rolls back at
 once. ``PPDP_FAULT_AT`` names a point where the process kills itself, for the crash tests only
 (:func:`ppdp.tasks.staging.fault_point`).
+
+A distributed release publishes its table in row files ``data/part-<n>.parquet`` instead of ``data.parquet``:
+:func:`row_staging` makes the staging folder (with ``data/``), the row files are written into it
+(:func:`write_data_file`, by many tasks), and :func:`publish_row_files` writes the manifest and the report beside
+them and publishes the folder by the same protocol; :func:`discard_staging` removes a refused one.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import hashlib
 import json
 import os
 import secrets
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -32,14 +38,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pydantic import BaseModel
 
-from ppdp.schemas.manifest import ColumnTreatment, Manifest, PartRecord, Versions
+from ppdp.schemas.manifest import ColumnTreatment, DataFile, Manifest, PartRecord, Versions
 from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import ExpectationOutcome, RareCategoryReport, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.ingest import file_sha256
-from ppdp.tasks.layout import ensure_root, parts_digest, read_parquet_metadata, release_folder  # noqa: F401
-from ppdp.tasks.staging import fault_point, fsync_dir, remove_path, staging_folder
+from ppdp.tasks.layout import (  # noqa: F401
+    DATA_FOLDER,
+    data_file_index,
+    data_file_name,
+    ensure_root,
+    is_data_file,
+    parts_digest,
+    read_parquet_metadata,
+    release_folder,
+    release_names,
+)
+from ppdp.tasks.staging import STAGING_PREFIX, fault_point, fsync_dir, remove_path, staging_folder
 
 META_RELEASE_ID = b"ppdp.release_id"
 META_MANIFEST_SHA = b"ppdp.manifest_sha256"
@@ -62,17 +78,24 @@ def manifest_sha256(manifest: Manifest) -> str:
     return hashlib.sha256(canonical_manifest_bytes(bare)).hexdigest()
 
 
-def _write_parquet(frame: pd.DataFrame, path: Path, release_id: str, m_hash: str) -> str:
-    """Write one table with the release's metadata (fault point between row groups and footer); its SHA-256."""
+def _write_parquet(frame: pd.DataFrame, path: Path, release_id: str, m_hash: str | None) -> str:
+    """Write one table with the release's metadata (fault point between row groups and footer); its SHA-256.
+    ``m_hash`` None: no ``ppdp.manifest_sha256`` (a distributed release's row files, written before the
+    manifest)."""
+    return _write_table(frame, path, release_id, m_hash)[1]
+
+
+def _write_table(frame: pd.DataFrame, path: Path, release_id: str, m_hash: str | None) -> tuple[int, str]:
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[META_RELEASE_ID] = release_id.encode()
-    meta[META_MANIFEST_SHA] = m_hash.encode()
+    if m_hash is not None:
+        meta[META_MANIFEST_SHA] = m_hash.encode()
     table = table.replace_schema_metadata(meta)
     with pq.ParquetWriter(path, table.schema) as writer:  # what pq.write_table does
         writer.write_table(table)
         fault_point("parquet-unfinished")  # row groups written, footer not yet
-    return file_sha256(path)
+    return table.num_rows, file_sha256(path)
 
 
 def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manifest, root: Path,
@@ -155,8 +178,10 @@ def write_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
 
 
 def release_files(folder: Path) -> dict[str, str]:
-    """Name to SHA-256 of every file in a release folder (flat: a release has no subfolders)."""
-    return {name: file_sha256(folder / name) for name in sorted(os.listdir(folder))}
+    """Name to SHA-256 of every file in a release folder: its files, and a distributed release's row files under
+    ``data/`` by relative name (``data/part-00000.parquet``). Another subfolder, or a link, is refused
+    (:class:`PublishError`)."""
+    return {name: file_sha256(folder / name) for name in release_names(folder)}
 
 
 @contextmanager
@@ -181,10 +206,13 @@ def new_staging(root: Path, dataset: str, release_id: str) -> Iterator[Path]:
 
 
 def seal(staging: Path) -> dict[str, str]:
-    """fsync every staged file and the folder; the folder's exact file list (name to SHA-256)."""
-    for name in os.listdir(staging):
+    """fsync every staged file (``data/``'s row files too), ``data/`` and the folder; the folder's exact file list
+    (relative name to SHA-256)."""
+    for name in release_names(staging):
         with open(staging / name, "rb") as fh:
             os.fsync(fh.fileno())
+    if (staging / DATA_FOLDER).is_dir():
+        fsync_dir(staging / DATA_FOLDER)
     fsync_dir(staging)
     return release_files(staging)
 
@@ -376,6 +404,189 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
             raise
         audit.fault_point("completed")
     return final, manifest, m_hash
+
+
+# -- a distributed release: the table in row files under data/ ----------------------------------------------
+_RESERVED = frozenset({"manifest.json", "report.html", "data.parquet", DATA_FOLDER})
+
+
+def row_staging(root: Path, dataset: str, release_id: str) -> Path:
+    """Create the staging folder ``<root>/.staging-<release_id>/`` of a distributed release, with an empty
+    ``data/`` inside, and return it. The row files are written into ``staging / "data"`` (:func:`write_data_file`,
+    by many tasks, on this machine's workers), then :func:`publish_row_files` publishes the folder; a refused
+    release is removed by :func:`discard_staging`.
+
+    Writing the row files is not done under the root's publish lock (it may take long): ``ppdp audit recover``
+    run meanwhile removes the folder as a leftover, and the publish then fails (nothing is published).
+
+    Raises :class:`PublishError` (one line) when the root is not writable, the release folder or the staging
+    folder exists already."""
+    root = Path(root)
+    ensure_root(root)
+    final = release_folder(root, dataset, release_id)
+    if os.path.lexists(final):
+        raise PublishError(f"release folder {final} already exists")
+    staging = staging_folder(root, release_id)
+    try:
+        staging.mkdir()
+    except FileExistsError:
+        raise PublishError(f"staging folder {staging} already exists (a run of release {release_id} is writing it, "
+                           f"or was interrupted: run ppdp audit recover --root {root})") from None
+    except OSError as exc:
+        raise PublishError(f"cannot write release under {root} ({exc.strerror or type(exc).__name__})") from None
+    try:
+        (staging / DATA_FOLDER).mkdir()
+    except OSError as exc:
+        remove_path(staging)
+        raise PublishError(f"cannot write release under {root} ({exc.strerror or type(exc).__name__})") from None
+    fsync_dir(root)
+    fault_point("staging-created")
+    return staging
+
+
+def write_data_file(frame: pd.DataFrame, path: Path, release_id: str) -> tuple[int, str]:
+    """Write one row file of a distributed release (``staging / data_file_name(i)``) with pyarrow: the index not
+    written, the key-value metadata ``ppdp.release_id`` (no ``ppdp.manifest_sha256``: the manifest is written
+    after the files, from their measures). Returns (rows, SHA-256 of the file). Raises :class:`PublishError`
+    (one line naming the file, never a value)."""
+    path = Path(path)
+    try:
+        return _write_table(frame, path, release_id, None)
+    except OSError as exc:
+        raise PublishError(f"cannot write {path} ({exc.strerror or type(exc).__name__})") from None
+    except (pa.ArrowException, ValueError, TypeError) as exc:  # the message may quote a value: its type only
+        raise PublishError(f"{path}: the rows cannot be written as Parquet ({type(exc).__name__})") from None
+
+
+def discard_staging(staging: Path) -> None:
+    """Remove a staging folder (a refused or failed distributed release: nothing half-written remains under the
+    root); nothing when it is absent. Refuses (:class:`PublishError`) a folder that is not named
+    ``.staging-<release_id>``."""
+    staging = Path(staging)
+    if not staging.name.startswith(STAGING_PREFIX):
+        raise PublishError(f"{staging} is not a staging folder (.staging-<release_id>): not removed")
+    remove_path(staging)
+    fsync_dir(staging.parent)
+
+
+def publish_row_files(staging: Path, manifest: Manifest, extras: dict[str, bytes] | None, started: datetime,
+                      series_record=None) -> tuple[Path, Manifest, str]:
+    """Publish a distributed release from its staging folder (:func:`row_staging`, its row files written), with
+    the crash-safe protocol of :func:`publish_staged` (the root's lock, the ``pending`` entry, the rename, the
+    completing entry). Under the lock: fills ``manifest.data_files`` from the files in ``staging/data`` (in the
+    order of their numbers; rows from the Parquet metadata, each file hashed) and ``output_sha256``
+    (:func:`parts_digest` of their ``data/part-<n>.parquet sha256`` lines), writes ``manifest.json``, the
+    ``extras`` and ``report.html``, and fsyncs every file and folder. The audit entries' ``files`` list every file,
+    the row files by relative name.
+
+    Refuses (:class:`PublishError`, one line) row files that are not ``data/part-<n>.parquet``, unreadable, of
+    another release (``ppdp.release_id``), of disagreeing schemas or columns other than ``manifest.columns``, or
+    whose rows do not add up to ``manifest.rows``. On any failure the staging folder is removed (nothing
+    half-written remains); a kill is repaired by ``ppdp audit recover``. Returns (release folder, the manifest
+    published, its hash)."""
+    staging = Path(staging)
+    root = Path(manifest.spec.publish.root)
+    expected = staging_folder(root, manifest.release_id)
+    if os.path.abspath(staging) != os.path.abspath(expected):
+        raise PublishError(f"release {manifest.release_id}: {staging} is not its staging folder ({expected}); "
+                           "nothing published")
+    if manifest.parts:
+        raise PublishError(f"release {manifest.release_id}: a partitioned release (parts) is not published in row "
+                           "files; nothing published")
+
+    def stage(_root: Path) -> tuple[Path, Manifest, str, dict[str, str]]:
+        finished, m_hash, files = _finish_row_staging(staging, manifest, extras)
+        fault_point("staged")
+        return staging, finished, m_hash, files
+
+    try:
+        return publish_staged(manifest, stage, started, below_floor_note(manifest),
+                              None if series_record is None else series_record.write)
+    except BaseException:
+        discard_staging(staging)  # gone already once renamed into place
+        raise
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _finish_row_staging(staging: Path, manifest: Manifest, extras: dict[str, bytes] | None
+                        ) -> tuple[Manifest, str, dict[str, str]]:
+    """The staged row files measured and hashed into the manifest, then ``manifest.json``, the extras and
+    ``report.html`` written and everything fsynced; (manifest, its hash, the folder's exact file list)."""
+    rid = manifest.release_id
+    if not _is_real_dir(staging) or not _is_real_dir(staging / DATA_FOLDER):
+        raise PublishError(f"release {rid}: its staging folder {staging} (with {DATA_FOLDER}/) is missing (removed "
+                           "by ppdp audit recover?); nothing published")
+    try:
+        names = release_names(staging)
+        stray = [n for n in names if not is_data_file(n)]
+        if stray:
+            raise PublishError(f"release {rid}: {staging / stray[0]} is not a row file ({DATA_FOLDER}/part-<n>"
+                               ".parquet); nothing published")
+        if not names:
+            raise PublishError(f"release {rid}: no row file in {staging / DATA_FOLDER}; nothing published")
+        names.sort(key=lambda n: (data_file_index(n), n))
+        numbers = [data_file_index(n) for n in names]
+        if len(set(numbers)) != len(numbers):
+            raise PublishError(f"release {rid}: two row files in {staging / DATA_FOLDER} have the same number; "
+                               "nothing published")
+        data_files = [_data_file(staging, name, rid) for name in names]
+        _check_row_schema(staging, names, manifest)
+        total = sum(f.rows for f in data_files)
+        if total != manifest.rows:
+            raise PublishError(f"release {rid}: its {len(names)} row files hold {total} rows, its manifest says "
+                               f"{manifest.rows}; nothing published")
+        manifest = manifest.model_copy(update={"data_files": data_files, "output_sha256": parts_digest(
+            [(f.file, f.sha256) for f in data_files])})
+        (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        check_manifest_reads_back(staging / "manifest.json", manifest)
+        for name, payload in (extras or {}).items():
+            if not name or name in _RESERVED or name.startswith(".") or "/" in name or "\\" in name:
+                raise PublishError(f"release {rid}: an extra file cannot be called {name!r}; nothing published")
+            (staging / name).write_bytes(payload)
+        (staging / "report.html").write_text(_render_report(staging), encoding="utf-8")
+        files = seal(staging)
+    except OSError as exc:
+        raise PublishError(f"cannot write release under {staging.parent} "
+                           f"({exc.strerror or type(exc).__name__})") from None
+    return manifest, manifest_sha256(manifest), files
+
+
+def _data_file(staging: Path, name: str, release_id: str) -> DataFile:
+    path = staging / name
+    try:
+        parquet = pq.ParquetFile(path)
+        rows = parquet.metadata.num_rows
+        meta = parquet.schema_arrow.metadata or {}
+    except OSError:
+        raise
+    except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
+        raise PublishError(f"release {release_id}: {path} is not a readable Parquet file; nothing published") from None
+    if meta.get(META_RELEASE_ID) != release_id.encode():
+        raise PublishError(f"release {release_id}: {path} was not written for it (its ppdp.release_id differs); "
+                           "nothing published")
+    return DataFile(file=name, rows=int(rows), sha256=file_sha256(path))
+
+
+def _check_row_schema(staging: Path, names: list[str], manifest: Manifest) -> None:
+    """Every row file has the same columns of the same types (as ``ppdp validate FOLDER`` needs), and those are
+    the manifest's ``columns``."""
+    from ppdp.tasks.core.errors import InputError
+    from ppdp.tasks.privacy.partitioned import common_schema
+
+    try:
+        schema = common_schema([staging / n for n in names])
+    except InputError as exc:
+        raise PublishError(f"release {manifest.release_id}: its row files disagree ({exc}); nothing published"
+                           ) from None
+    if [str(n) for n in schema.names] != list(manifest.columns):
+        raise PublishError(f"release {manifest.release_id}: its row files' columns are not the manifest's columns; "
+                           "nothing published")
 
 
 def column_treatments(roles: Roles, release_treatments: dict[str, str], method: str, unit: str,

@@ -28,6 +28,7 @@ from ppdp.tasks.audit import (
 )
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.layout import folder_listing
 from ppdp.tasks.staging import STAGING_PREFIX, fault_point, fsync_dir, publish_lock, remove_path, staging_folder
 
 RECOVER_WAIT_SECONDS = 30.0
@@ -127,8 +128,10 @@ def _is_real_dir(path: Path) -> bool:
 
 
 def _holds_exactly(folder: Path, files: dict[str, str]) -> bool:
+    """The folder holds exactly the signed files (a distributed release's row files under ``data/`` by relative
+    name), each a regular file with its signed SHA-256."""
     try:
-        if set(os.listdir(folder)) != set(files):
+        if folder_listing(folder, files) != set(files):
             return False
         return all(stat.S_ISREG(os.lstat(folder / n).st_mode) and file_sha256(folder / n) == h
                    for n, h in files.items())

@@ -44,11 +44,13 @@ def prepare_rows(spec: ReleaseSpec, method: Method, protected: pd.DataFrame, rol
     return settle(method, merged, train, test, roles, spec.rare_k, rare, prints, joined)
 
 
-def recheck_release(folder: Path, original: Path | None = None) -> ReleaseCheck:
+def recheck_release(folder: Path, original: Path | None = None, cluster: str | None = None) -> ReleaseCheck:
     """Re-check every claim of the release in ``folder`` (:func:`ppdp.tasks.privacy.recheck.recheck_claims`), with
-    the method the manifest names (None when this ppdp does not know it) and :func:`reproduce`."""
+    the method the manifest names (None when this ppdp does not know it) and :func:`reproduce`. ``cluster``: where a
+    distributed release's row files are counted (a Dask scheduler's address, or ``local``; None: in this
+    process)."""
     return recheck_claims(Path(folder), None if original is None else Path(original), method_of=REGISTRY.get,
-                          reproduce=reproduce)
+                          reproduce=reproduce, cluster=cluster)
 
 
 def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Reproduction:
@@ -58,6 +60,9 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
     from ppdp.tasks import series as ledger
     from ppdp.tasks.ingest import coerce_types, read_header, read_table
 
+    if manifest.data_files:  # recheck_claims never asks: its claims needing the original are not re-checked
+        raise InputError(f"release {manifest.release_id} is a distributed release (row files under data/): it is not "
+                         "reproduced from its original on one machine")
     spec = manifest.spec
     source = spec.source.model_copy(update={"path": Path(original)})
     read_header(source)

@@ -459,7 +459,12 @@ def preflight(spec: ReleaseSpec, check_root: bool = True) -> list[str]:
     from ppdp.tasks.ingest import read_header
     from ppdp.tasks.publish import ensure_root
 
-    header = read_header(spec.source)
+    if spec.source.partitioned:  # a folder of Parquet files: every file's schema checked, the first's names
+        from ppdp.tasks.privacy.partitioned import common_schema, partition_files
+
+        header = [str(n).strip() for n in common_schema(partition_files(spec.source.path)).names]
+    else:
+        header = read_header(spec.source)
     check_spec_against_header(spec, header)
     if check_root:
         ensure_root(spec.publish.root)

@@ -294,6 +294,11 @@ def name_classes(report: UtilityReport, release, class_column: str | None, k: in
     frame = release.parts[0].frame if isinstance(release, PartsRelease) and release.parts else release.frame
     counts = (frame[class_column].dropna().astype(str).value_counts().to_dict()
               if class_column is not None and class_column in frame.columns else {})
+    return name_counted_classes(report, {str(c): int(n) for c, n in counts.items()}, k)
+
+
+def name_counted_classes(report: UtilityReport, counts: dict[str, int], k: int) -> UtilityReport:
+    """:func:`name_classes` from the published rows per class label (as text)."""
     order = sorted(c.label for c in report.per_class)
     named = [c if counts.get(c.label, 0) >= k else c.model_copy(update={"label": f"class #{order.index(c.label)}"})
              for c in report.per_class]

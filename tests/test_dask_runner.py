@@ -230,11 +230,11 @@ def test_a_runner_error_is_one_line(workspace, command, args, expected):
 
 
 def test_a_refusal_inside_a_task_survives_pickling():
-    """A step returns its refusal (:class:`ppdp.flows.release._Refusal`) instead of raising; on Dask it comes back
+    """A step returns its refusal (:class:`ppdp.flows.steps._Refusal`) instead of raising; on Dask it comes back
     through cloudpickle and is raised in the flow as the same one-line error."""
     from distributed.protocol.pickle import dumps, loads
 
-    from ppdp.flows.release import _Refusal, _unwrap
+    from ppdp.flows.steps import _Refusal, _unwrap
     from ppdp.tasks.core.errors import InputError, ReleaseRejected
 
     for error in (InputError("input data.csv: column 3 ('age') has no values"),

@@ -194,6 +194,7 @@ def test_mondrian_publishes_every_row_k_anonymous(workspace, mode):
     assert ppdp("validate", "--release", folder).exit_code == 0
 
 
+@pytest.mark.slow  # about 7 s: make test stays under 4 minutes (.ci/run runs it)
 def test_mondrian_k_is_tuned_on_the_published_rows(workspace):
     folder, _ = publish(workspace, "mondrian_tuned", columns=columns(), privacy={"k": 11},
                         method={"name": "mondrian"}, tuning={"strategy": "bisect", "max": 40})

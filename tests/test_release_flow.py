@@ -353,7 +353,7 @@ def test_tuning_logs_i_of_n_progress(workspace):
 
 
 def test_steps_seconds_counts_parallel_steps_once():
-    from ppdp.flows.release import STEP_TIMES, steps_seconds
+    from ppdp.flows.steps import STEP_TIMES, steps_seconds
 
     saved = list(STEP_TIMES)
     try:

@@ -2,7 +2,9 @@
 
 A claim marked ``published`` is re-measured on the published ``data.parquet`` alone, with the same functions the
 release flow used: over the equivalence classes of the published quasi-identifiers (``equivalence_class``) or
-over the published group column (``generating_group``).
+over the published group column (``generating_group``). A distributed release's table, in row files
+``data/part-<n>.parquet``, is never loaded whole: its class claims are re-counted over the folder ``data/`` by
+:func:`ppdp.tasks.privacy.partitioned.validate_folder`, file by file (:func:`_recheck_row_files`).
 
 A claim marked ``original`` compares the release with the original records (linkage risk, distance to closest
 record, value distortion), so it needs the original input: given it, the run is reproduced from the manifest
@@ -133,6 +135,9 @@ def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, dict[str, str]]:
         raise InputError(f"{manifest_path} cannot be read as a ppdp manifest") from None
     if manifest.parts:  # a partitioned release: the tables are its parts (load_parts)
         return manifest, pd.DataFrame(), {p.file: file_sha256(_part_path(folder, p.file)) for p in manifest.parts}
+    if manifest.data_files:  # a distributed release: its row files are never read whole (row_files_sample)
+        return manifest, pd.DataFrame(), {f.file: file_sha256(path) for f in manifest.data_files
+                                          if (path := _row_file_path(folder, f.file)).is_file()}
     data_path = folder / "data.parquet"
     return manifest, _read_parquet(data_path), {"data.parquet": file_sha256(data_path)}
 
@@ -147,6 +152,45 @@ def _part_path(folder: Path, name: str) -> Path:
     if not path.is_file():
         raise InputError(f"{path} is missing")
     return path
+
+
+def _row_file_path(folder: Path, name: str) -> Path:
+    """A distributed release's row file, by the manifest's name only (``data/part-<n>.parquet``: never a path out
+    of the folder). It may be missing (an integrity finding, not an error)."""
+    from ppdp.tasks.layout import is_data_file
+
+    if not is_data_file(name):
+        raise InputError(f"{folder / 'manifest.json'} names a row file that is not data/part-<n>.parquet")
+    return folder / name
+
+
+SAMPLE_ROWS = 1_000_000
+"""The most rows :func:`row_files_sample` reads (the first row file's first batches)."""
+
+
+def row_files_sample(folder: Path, manifest: Manifest, rows: int = SAMPLE_ROWS) -> pd.DataFrame:
+    """A bounded sample of a distributed release's table, for what a report counts on the rows (class labels it
+    may name): the first row file's first ``rows`` rows (rows are spread over the files at random, so any file is
+    a sample). Empty when the file is missing or unreadable (the report's integrity section says so)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not manifest.data_files:
+        return pd.DataFrame()
+    path = _row_file_path(Path(folder), manifest.data_files[0].file)
+    try:
+        parquet = pq.ParquetFile(path)
+        batches, taken = [], 0
+        for batch in parquet.iter_batches(batch_size=min(rows, 65_536)):
+            batches.append(batch.slice(0, rows - taken))
+            taken += batches[-1].num_rows
+            if taken >= rows:
+                break
+        table = pa.Table.from_batches(batches, schema=parquet.schema_arrow) if batches else \
+            parquet.schema_arrow.empty_table()
+        return table.to_pandas()
+    except Exception:  # noqa: BLE001 - a damaged file: no sample (the integrity section reports it)
+        return pd.DataFrame()
 
 
 def _read_parquet(path: Path) -> pd.DataFrame:
@@ -227,15 +271,19 @@ def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
 
 def recheck_claims(folder: Path, original: Path | None = None, *,
                    method_of: Callable[[str], KnownMethod | None] = lambda name: None,
-                   reproduce: Reproducer | None = None) -> ReleaseCheck:
+                   reproduce: Reproducer | None = None, cluster: str | None = None) -> ReleaseCheck:
     """Re-check every claim of the release in ``folder`` (see the module docstring). ``method_of(name)``: the
     release's method by its name (what it protects, whether it reproduces, its guarantee), None for a method this
     ppdp does not know; ``reproduce``: re-runs the release from ``original`` (``ppdp.tasks.reproduce``), needed for
-    the claims marked ``original``. Callers use :func:`ppdp.tasks.reproduce.recheck_release`, which gives both."""
+    the claims marked ``original``. Callers use :func:`ppdp.tasks.reproduce.recheck_release`, which gives both.
+    ``cluster``: a distributed release's row files are counted on this Dask scheduler (``local``: a LocalCluster
+    for the call), as :func:`ppdp.tasks.privacy.partitioned.validate_folder` counts; ignored for other releases."""
     manifest, frame, hashes = load_release(folder)
     cls = method_of(manifest.method.name)
     if manifest.parts:
         return _recheck_parts(Path(folder), manifest, hashes, cls)
+    if manifest.data_files:
+        return _recheck_row_files(Path(folder), manifest, hashes, original, cluster)
     sha = hashes["data.parquet"]
     checks: list[ClaimCheck] = []
     if manifest.output_sha256 is not None and sha != manifest.output_sha256:
@@ -398,3 +446,126 @@ def _all_claims(report: PrivacyReport, again: PrivacyReport | None = None) -> li
 
 def _fmt(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.6g}"
+
+
+# -- a distributed release: the table in row files under data/ ----------------------------------------------
+def row_files_integrity(folder: Path, manifest: Manifest, hashes: dict[str, str]) -> list[str]:
+    """What differs between a distributed release's row files and its manifest, one phrase each (empty: intact):
+    a listed file missing or of another SHA-256, a file in ``data/`` the manifest does not list, a file whose
+    ``ppdp.release_id`` names another release, the listed hashes not hashing to ``output_sha256``. ``hashes``:
+    the SHA-256 of each listed file present (:func:`load_release`)."""
+    import os
+
+    from ppdp.tasks.layout import DATA_FOLDER, parts_digest, read_parquet_metadata
+
+    out = []
+    listed = {f.file: f for f in manifest.data_files}
+    for f in manifest.data_files:
+        if f.file not in hashes:
+            out.append(f"{f.file} is missing")
+        elif hashes[f.file] != f.sha256:
+            out.append(f"{f.file} is not the file the manifest describes (SHA-256 differs)")
+    try:
+        present = sorted(os.listdir(folder / DATA_FOLDER))
+    except OSError:
+        present = []
+    out += [f"{DATA_FOLDER}/{name} is not listed in the manifest" for name in present
+            if f"{DATA_FOLDER}/{name}" not in listed]
+    for name in hashes:
+        try:
+            if read_parquet_metadata(folder / name).get("ppdp.release_id") != manifest.release_id:
+                out.append(f"{name} names another release in its metadata")
+        except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
+            out.append(f"{name} is not a readable Parquet file")
+    if manifest.output_sha256 is not None and parts_digest(
+            [(f.file, f.sha256) for f in manifest.data_files]) != manifest.output_sha256:
+        out.append("the manifest's data_files do not hash to its output_sha256")
+    return out
+
+
+def _recheck_row_files(folder: Path, manifest: Manifest, hashes: dict[str, str], original: Path | None,
+                       cluster: str | None = None) -> ReleaseCheck:
+    """A distributed release (row files under ``data/``): integrity (each file's SHA-256 against the manifest, the
+    digest against ``output_sha256``), then every claim marked ``published`` that counts give re-measured from
+    counts over the folder ``data/`` (:func:`ppdp.tasks.privacy.partitioned.validate_folder`: file by file, in
+    row-group batches; the table is never loaded whole): the policy's class claims over the release's
+    quasi-identifiers and sensitive attributes, the safety floor's records alone and average risk over the
+    attacker's known columns (quasi-identifiers and the columns counted in). Claims that need the original input
+    or whole records are not re-checked: a distributed release is not reproduced from its original here."""
+    checks: list[ClaimCheck] = []
+    problems = row_files_integrity(folder, manifest, hashes)
+    if problems:
+        integrity = Claim(name="integrity", measure="SHA-256 of each row file equals the manifest's data_files, "
+                          "and their digest its output_sha256", value=None, threshold=0.0, passed=True)
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        checks.append(ClaimCheck(integrity, "does not hold", None, "; ".join(problems[:3]) + more
+                                 + " (claims below are re-measured on the files as they are)"))
+    floor = manifest.privacy.floor
+    claims = [*manifest.privacy.claims, *(floor.claims if floor is not None else [])]
+    recomputed: dict[str, Claim] = {}
+    failure = ""
+    if manifest.unit == "equivalence_class" and any(c.recheck == "published" for c in claims):
+        _hierarchies(manifest)  # an unreadable hierarchy is bad input (one line), as for data.parquet
+        try:
+            recomputed = _count_row_files(folder, manifest, cluster)
+        except InputError as exc:
+            failure = f"could not be re-measured from the row files ({exc})"
+    unit_note = "" if manifest.unit == "equivalence_class" else f" (unit {manifest.unit})"
+    for claim in claims:
+        if claim.recheck == "original":
+            checks.append(ClaimCheck(claim, "not re-checked", None, "needs the original input (--original); a "
+                                     "distributed release is not reproduced from it" if original is None else
+                                     "needs the original input: a distributed release is not reproduced from it"))
+        elif claim.recheck == "construction":
+            checks.append(ClaimCheck(claim, "not re-checked", None, "holds by construction: the mechanism of a "
+                                     "distributed release is not rebuilt from its files"))
+        elif failure:
+            checks.append(ClaimCheck(claim, "does not hold", None, failure))
+        elif claim.name in recomputed:
+            checks.append(_verdict(claim, recomputed[claim.name], "re-measured from counts over the row files "
+                                                                  "(data/)"))
+        else:
+            checks.append(ClaimCheck(claim, "not re-checked", None, "not re-measured from counts over the row files"
+                                     f"{unit_note}: it needs whole records"))
+    if not manifest.privacy.claims:
+        checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
+                                 None, "the manifest makes no privacy claim"))
+    return ReleaseCheck(folder=folder, manifest=manifest, checks=_floor_verdicts(checks, manifest))
+
+
+_NOT_FROM_COUNTS = frozenset({"max_disclosure_gain", "max_journalist_risk", "max_linkage_risk", "min_dcr", "min_vd",
+                               "max_epsilon", "max_delta"})
+"""Policy claims that class counts do not measure (whole records, the original, a population, a mechanism)."""
+_COUNTED_FLOOR = ("floor: records alone", "floor: average risk")
+"""The safety floor's claims of an equivalence-class release that class counts re-measure."""
+
+
+def _count_row_files(folder: Path, manifest: Manifest, cluster: str | None = None) -> dict[str, Claim]:
+    """The claims counts re-measure over ``folder/data``, by name: the policy's over the release's
+    quasi-identifiers and sensitive attributes, and the floor's records alone and average risk over the attacker's
+    known columns (a second pass when those differ)."""
+    from ppdp.schemas.privacy import PrivacyThresholds
+    from ppdp.tasks.layout import DATA_FOLDER
+    from ppdp.tasks.privacy.partitioned import validate_folder
+
+    p, policy = manifest.privacy, manifest.spec.privacy
+    data = folder / DATA_FOLDER
+    qi, sa = list(p.quasi_identifiers), list(p.sensitive_attributes)
+    hierarchies = {k: Path(v) for k, v in policy.hierarchies.items() if k in sa} or None
+    report = validate_folder(data, qi, sa, policy, na_values=[], hierarchies=hierarchies, cluster=cluster).report
+    out = {c.name: c for c in report.claims if c.name not in _NOT_FROM_COUNTS}
+    view = p.attacker_view
+    if view is None or p.floor is None or "classes" not in p.floor.applies:
+        return out
+    known = [*view.quasi_identifiers, *view.counted_columns]
+    seen = report if known == qi else validate_folder(data, known, [], PrivacyThresholds(), na_values=[],
+                                                      cluster=cluster).report
+    if seen.risk is None:
+        return out
+    again = view.model_copy(update={
+        "records": seen.records, "classes": seen.groups or 0, "smallest_class": seen.k or 0,
+        "records_alone": seen.risk.sample_uniques, "average_risk": seen.risk.prosecutor_average,
+        "highest_risk": seen.risk.prosecutor_max})
+    protected = [d.column for d in view.disclosure]
+    out.update((c.name, c) for c in check_floor(again, protected, manifest.unit).claims if c.name in _COUNTED_FLOOR)
+    return out

@@ -2,10 +2,11 @@
 markdown and as a table (for Prefect artifacts).
 
 The page is built from the release folder alone (``manifest.json``, ``data.parquet``; ``tuning.png`` is only
-hashed) and is deterministic: the same folder gives byte-identical HTML (no render time, no installed library
-version, the manifest's ``versions`` instead; the figures are inline SVG drawn here, so no plotting library's
-version changes a byte). It needs nothing to be read: inline CSS, inline SVG, no script, no external link, font
-or image; a Content-Security-Policy forbids any load or script.
+hashed; a distributed release's row files ``data/part-*.parquet`` are each hashed and only the first is read, its
+class figures are the manifest's) and is deterministic: the same folder gives byte-identical HTML (no render time,
+no installed library version, the manifest's ``versions`` instead; the figures are inline SVG drawn here, so no
+plotting library's version changes a byte). It needs nothing to be read: inline CSS, inline SVG, no script, no
+external link, font or image; a Content-Security-Policy forbids any load or script.
 
 It says first what the release protects against and what it does not (from the manifest's attacker's view, the
 release as an attacker holding the table sees it), and gives a two-part verdict: the policy, and the safety floor

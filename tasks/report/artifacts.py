@@ -160,6 +160,8 @@ def report_table(manifest: Manifest) -> list[TableRow]:
         figure("table rows", "rows of all the published tables together", sum(part.rows for part in m.parts))
     else:
         figure("rows", "published rows", m.rows)
+    if m.data_files:  # a distributed release: one table in row files
+        figure("row files", "files the table is published in (data/part-*.parquet)", len(m.data_files))
     figure("columns", "published columns", len(m.columns))
     figure("unit", "what the privacy claims are measured over", m.unit)
     figure("method", "sanitization method", m.method.name)

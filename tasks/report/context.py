@@ -13,7 +13,9 @@ from ppdp.tasks.report.wording import label_min_count
 
 class Context:
     """A release as the page's sections read it: ``m`` its manifest, ``frame`` its published table (for a
-    partitioned release, one of its tables: each holds every published row's class), ``parts`` a partitioned
+    partitioned release, one of its tables: each holds every published row's class; for a distributed release, a
+    bounded sample: the first row file's first rows, so a class label is named only when the sample alone holds
+    it k times), ``parts`` a partitioned
     release's tables by name, ``files`` the SHA-256 of each file the report is built from, ``k_labels`` how often a
     class label must occur to be named (:func:`~ppdp.tasks.report.wording.label_min_count`), ``columns`` the
     release's column names, ``labels`` what the page calls each class of the utility report."""

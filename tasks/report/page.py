@@ -14,7 +14,7 @@ from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.reports import FloorReport
 from ppdp.tasks.ingest import file_sha256
 from ppdp.tasks.privacy.attacker import describe_floor_claim
-from ppdp.tasks.privacy.recheck import load_parts, load_release
+from ppdp.tasks.privacy.recheck import load_parts, load_release, row_files_sample
 from ppdp.tasks.report import risk, sections
 from ppdp.tasks.report.context import Context
 from ppdp.tasks.report.fmt import _e
@@ -39,14 +39,18 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 
 def load_folder(folder: Path) -> tuple[Manifest, pd.DataFrame]:
     """The manifest and the published table of a release folder; a missing or damaged file raises
-    :class:`InputError` naming it (never quoting its content). The loader of ``ppdp validate --release``."""
+    :class:`InputError` naming it (never quoting its content). The loader of ``ppdp validate --release``. The table
+    is empty for a partitioned release (its parts: :func:`~ppdp.tasks.privacy.recheck.load_parts`) and for a
+    distributed release (its row files are never read whole)."""
     manifest, frame, _ = load_release(folder)
     return manifest, frame
 
 
 def render_report(folder: Path) -> str:
     """The HTML of ``report.html`` for the release folder ``folder`` (``manifest.json``, ``data.parquet``,
-    optionally ``tuning.png``): deterministic, self-contained, value-free.
+    optionally ``tuning.png``): deterministic, self-contained, value-free. A distributed release's row files
+    (``data/part-*.parquet``) are each hashed, and only the first is read (a bounded sample: which class labels
+    the page may name); its class figures are the manifest's.
 
     Raises
     ------
@@ -56,6 +60,8 @@ def render_report(folder: Path) -> str:
     folder = Path(folder)
     manifest, frame, data = load_release(folder)  # data: each data file's SHA-256, hashed once
     tables = load_parts(folder, manifest) if manifest.parts else {}
+    if manifest.data_files:  # a distributed release: never every row file at once; figures from the manifest
+        frame = row_files_sample(folder, manifest)
     files = {**data, **{name: file_sha256(folder / name) for name in ("manifest.json", "tuning.png", "pareto.png")
                         if (folder / name).is_file()}}
     return render(Context(manifest, frame, files, tables))

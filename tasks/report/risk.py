@@ -263,6 +263,8 @@ def _unit_figures(page: Context) -> str:
                      "measured by comparing each original record with the published ones (below).</p>")
     elif m.unit == "differential_privacy":
         parts.append(_dp_figures(page))
+    elif m.data_files:  # a distributed release: its classes as measured when published, never re-read here
+        parts.append(_row_files_classes(page, threshold))
     else:
         what = "equivalence class" if m.unit == "equivalence_class" else "generating group"
         sizes, note = _class_sizes(page)
@@ -379,6 +381,28 @@ def _unit_figures(page: Context) -> str:
     if not parts:
         parts.append('<p class="muted">The manifest holds no figure of the privacy unit.</p>')
     return "".join(parts)
+
+
+def _row_files_classes(page: Context, threshold: float | None) -> str:
+    """A distributed release's classes, from the manifest's figures (counted over every row file when the release
+    was measured; re-counted by ``ppdp validate --release``): no histogram, the table is not read here."""
+    m, p = page.m, page.m.privacy
+    what = "equivalence class" if m.unit == "equivalence_class" else "generating group"
+    files = f"{_fmt(len(m.data_files))} row file{'s' if len(m.data_files) != 1 else ''}"
+    if p.groups is None or p.k is None:
+        return (f'<p class="muted">The table is published in {files} (data/part-*.parquet); the manifest records '
+                f"no {what} sizes.</p>")
+    over = ", ".join(f"<code>{_e(q)}</code>" for q in p.quasi_identifiers) or "no column"
+    mean = f", the mean {_fmt(p.mean_group_size)}" if p.mean_group_size is not None else ""
+    below = ""
+    if threshold is not None:
+        below = (f" No {what} is smaller than the policy's k = {_fmt(threshold)}." if p.k >= threshold else
+                 f" The smallest is below the policy's k = {_fmt(threshold)}.")
+    return (f"<p>The {_fmt(p.records)} published rows, in {files} (data/part-*.parquet), fall into "
+            f"<b>{_fmt(p.groups)} {_plural(what) if p.groups != 1 else what}</b> (grouped by {over}): the smallest "
+            f"holds <b>{_fmt(p.k)}</b> record{'s' if p.k != 1 else ''}{mean}.{below}</p>"
+            '<p class="note">Counted over every row file when the release was measured (the manifest\'s figures; '
+            "this page does not read the whole table); <code>ppdp validate --release</code> counts them again.</p>")
 
 
 def _parts_grouping(page: Context) -> str:

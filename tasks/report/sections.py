@@ -183,6 +183,9 @@ def summary(page: Context) -> str:
             "held-out rows are sanitized like the others)" if every_row else
             f"{_fmt(held_out)} rows were held out to measure utility and are not published")
         + (f"; {_fmt(removed)} rows were left out by the rare-value rule" if removed else "") + ".</p>",
+        (f"<p>The table is published in {_fmt(len(m.data_files))} file{'s' if len(m.data_files) != 1 else ''} "
+         "(data/part-*.parquet): it is every file's rows; which file a row is in carries nothing.</p>"
+         if m.data_files else ""),
         f"<p>The table was sanitized by <b>{_e(described)}</b>. Its privacy is measured over "
         f"<b>{_e(unit_name)}</b>: {_e(unit_text)}.</p>",
         cards,
@@ -512,7 +515,13 @@ def provenance(page: Context) -> str:
     data_hash = page.files.get("data.parquet")
     if m.parts:
         data_hash = parts_digest([(p.file, page.files.get(p.file, "")) for p in m.parts])
+    if m.data_files:  # a distributed release: the digest of its row files' hashes as found
+        data_hash = parts_digest([(f.file, page.files.get(f.file, "")) for f in m.data_files])
     matches = data_hash is not None and data_hash == m.output_sha256
+    labels = (("the parts match", "a part differs") if m.parts else
+              ("the row files match", "a row file differs or is missing") if m.data_files else
+              ("data.parquet matches", "data.parquet differs"))
+    rows = set(f.file for f in m.data_files)
     facts = [
         ("release id", f"<code>{_e(m.release_id)}</code>"),
         ("dataset", _e(m.dataset)),
@@ -521,13 +530,23 @@ def provenance(page: Context) -> str:
         ("seed", _e(_fmt(m.seed))),
         ("input SHA-256", f"<code>{_e(m.input_sha256)}</code>"),
         ("spec SHA-256", f"<code>{_e(m.spec_sha256)}</code>"),
-        ("output SHA-256", f"<code>{_e(m.output_sha256)}</code> "
-         + _badge(matches, *(("the parts match", "a part differs") if m.parts else
-                             ("data.parquet matches", "data.parquet differs")))),
+        ("output SHA-256", f"<code>{_e(m.output_sha256)}</code> " + _badge(matches, *labels)),
     ]
-    parts = [_dl(facts), "<h3>Files this report was built from</h3>",
-             _table(("file", "SHA-256"), [(f"<code>{_e(n)}</code>", f"<code>{_e(h)}</code>")
-                                          for n, h in page.files.items()], compact=True),
+    parts = [_dl(facts)]
+    if m.data_files:
+        found = sum(page.files.get(f.file) == f.sha256 for f in m.data_files)
+        parts += [f"<h3>The row files ({_fmt(len(m.data_files))})</h3>",
+                  f'<p class="note">The table is published in {_fmt(len(m.data_files))} files (data/part-*.parquet); '
+                  f"{_fmt(found)} of them match the SHA-256 the manifest lists.</p>",
+                  _table(("file", "rows", "SHA-256 (manifest)", ""),
+                         [(f"<code>{_e(f.file)}</code>", _e(_fmt(f.rows)), f"<code>{_e(f.sha256)}</code>",
+                           _badge(page.files.get(f.file) == f.sha256, "matches",
+                                  "missing" if f.file not in page.files else "differs"))
+                          for f in m.data_files], num=(1,), compact=True)]
+    parts += ["<h3>Files this report was built from</h3>",
+              _table(("file", "SHA-256"), [(f"<code>{_e(n)}</code>", f"<code>{_e(h)}</code>")
+                                           for n, h in page.files.items() if n not in rows], compact=True)
+              + (f'<p class="note">And the {_fmt(len(m.data_files))} row files above.</p>' if m.data_files else ""),
              '<p class="note">The audit trail signs the release folder\'s exact files; '
              "<code>ppdp audit verify</code> checks them, <code>ppdp report DIR</code> regenerates this "
              "report.</p>",

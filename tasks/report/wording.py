@@ -200,6 +200,9 @@ def _rows_text(manifest: Manifest) -> str:
     """What the release publishes, counted: "3,000 rows", or for a partitioned release (every record a row of each
     of its tables) "2,400 records in 6 tables, 14,400 rows"."""
     m = manifest
+    if m.data_files:
+        return (f"{_fmt(m.rows)} row{'s' if m.rows != 1 else ''} in {len(m.data_files)} "
+                f"file{'s' if len(m.data_files) != 1 else ''}")
     if not m.parts:
         return f"{_fmt(m.rows)} row{'s' if m.rows != 1 else ''}"
     return (f"{_fmt(m.rows)} record{'s' if m.rows != 1 else ''} in {len(m.parts)} "
@@ -207,13 +210,22 @@ def _rows_text(manifest: Manifest) -> str:
 
 
 def _data_files_text(manifest: Manifest) -> str:
-    """The published data file(s) a report counts from: data.parquet, or a partitioned release's part files."""
+    """The published data file(s) a report counts from: data.parquet, a partitioned release's part files, or a
+    distributed release's row files."""
+    if manifest.data_files:
+        return row_files_text(manifest)
     files = [p.file for p in manifest.parts]
     if not files:
         return "data.parquet"
     if len(files) <= 3:
         return ", ".join(files[:-1]) + (" and " if len(files) > 1 else "") + files[-1]
     return f"its {len(files)} part files ({files[0]} to {files[-1]})"
+
+
+def row_files_text(manifest: Manifest) -> str:
+    """A distributed release's row files in a phrase: ``its 3 row files (data/part-*.parquet)``."""
+    n = len(manifest.data_files)
+    return f"its {_fmt(n)} row file{'s' if n != 1 else ''} (data/part-*.parquet)"
 
 
 def objective_text(trace: TuningTrace) -> str:

@@ -153,7 +153,7 @@ class Problem:
 
 def prepare(codes: list[np.ndarray], hierarchies: list[Hierarchy], *, sensitive: Mapping[str, pd.Series] | None
             = None, k: int | None = None, l: int | None = None, t: float | None = None,  # noqa: E741
-            suppression_limit: float = 0.0) -> Problem:
+            suppression_limit: float = 0.0, weights: np.ndarray | None = None) -> Problem:
     """Code a table once for the lattice search.
 
     Parameters
@@ -169,6 +169,10 @@ def prepare(codes: list[np.ndarray], hierarchies: list[Hierarchy], *, sensitive:
         of at most t between each class's distribution of every sensitive column and the table's.
     suppression_limit : float
         Share of the records that may be suppressed, in [0, 1).
+    weights : ndarray of int, optional
+        Records each row stands for (a count table of distinct records, as a distributed release builds it from
+        its partitions); every row one record by default. A count table in the rows' order of first appearance
+        gives the problem of the rows it counts (same distinct records, in the same order, same weights).
 
     Raises
     ------
@@ -182,7 +186,11 @@ def prepare(codes: list[np.ndarray], hierarchies: list[Hierarchy], *, sensitive:
     """
     if (l is not None or t is not None) and not sensitive:
         raise ValueError("l-diversity and t-closeness need a sensitive column")
-    n = len(codes[0]) if codes else 0
+    rows_in = len(codes[0]) if codes else 0
+    w_in = None if weights is None else np.asarray(weights, dtype=np.int64)
+    if w_in is not None and w_in.shape != (rows_in,):
+        raise ValueError(f"weights has {w_in.size} entries for {rows_in} rows")
+    n = rows_in if w_in is None else int(w_in.sum())
     dims: list[_Dimension] = []
     columns: list[tuple[np.ndarray, int]] = []
     for h, c in zip(hierarchies, codes, strict=True):
@@ -219,11 +227,12 @@ def prepare(codes: list[np.ndarray], hierarchies: list[Hierarchy], *, sensitive:
                 sc = np.where(sc < 0, m, sc)
                 m += 1
             ordered = bool(pd.api.types.is_numeric_dtype(series))  # as ppdp.tasks.privacy.models measures t
-            sens.append(_Sensitive(str(name), sc, m, np.bincount(sc, minlength=m).astype(np.int64), ordered))
+            sens.append(_Sensitive(str(name), sc, m, np.rint(np.bincount(sc, weights=w_in, minlength=m)
+                                                              ).astype(np.int64), ordered))
             sens_codes.append((sc, m))
-    inverse, distinct = _combine(columns + sens_codes, n)
+    inverse, distinct = _combine(columns + sens_codes, rows_in)
     first = _first_positions(inverse)
-    weight = np.bincount(inverse, minlength=distinct).astype(np.int64)
+    weight = np.rint(np.bincount(inverse, weights=w_in, minlength=distinct)).astype(np.int64)
     for d in dims:
         d.rows = d.rows[first]
         d.labels = [d.ids[level][d.rows] for level in range(d.height + 1)]

@@ -12,12 +12,17 @@ hierarchies) are this module's reading, written out in :func:`mondrian_partition
 The algorithm part (:func:`mondrian_partition` over :class:`Dimension` objects) is pure NumPy and knows nothing
 of frames or roles; the sanitizer (:class:`Mondrian`, at the end) builds the dimensions from the
 quasi-identifiers and publishes each partition's values.
+
+For a table too big for one machine, strict Mondrian runs on weighted records (``weights`` of
+:func:`mondrian_partition`: each distinct quasi-identifier tuple once, with its count) and its first rounds run
+from per-partition marginal counts (:func:`cut_round` and :func:`apply_cuts`), each resulting partition being
+finished on its own; both give exactly the partition of the one-machine run on the rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, cast
 
 import numpy as np
@@ -36,8 +41,11 @@ from ppdp.tasks.core.labels import column_label, key_text
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
 __all__ = [
+    "Cut",
     "Dimension",
     "Mondrian",
+    "apply_cuts",
+    "cut_round",
     "hierarchy_dimension",
     "mondrian_partition",
     "numeric_dimension",
@@ -143,9 +151,14 @@ class _Cuts:
     strict: np.ndarray  # bool: an allowable strict cut exists
     relaxed: np.ndarray  # bool: an allowable relaxed cut exists
     side: Any  # side(selected records, relaxed per partition) -> int64 side of each selected record
+    median: np.ndarray | None = None  # range: each partition's median rank
+    below_right: np.ndarray | None = None  # range: True where the strict cut is "< median | >= median"
+    level: np.ndarray | None = None  # hierarchy: the level of the children a strict cut splits each partition into
+    groups: tuple[np.ndarray, np.ndarray] | None = None  # hierarchy: (partition, child node id) of each child, sorted
 
 
-def mondrian_partition(dimensions: list[Dimension], k: int, mode: Mode = "strict") -> np.ndarray:
+def mondrian_partition(dimensions: list[Dimension], k: int, mode: Mode = "strict",
+                       weights: np.ndarray | None = None) -> np.ndarray:
     """Mondrian's greedy partitioning: every partition holds at least k records.
 
     Parameters
@@ -164,6 +177,12 @@ def mondrian_partition(dimensions: list[Dimension], k: int, mode: Mode = "strict
         between the sides, floor(n/2) on the left), allowable when the partition holds 2k records; a hierarchy
         dimension may keep the children with k records and pool the others (a pool of fewer than k joins the
         smallest of them), allowable when that leaves two parts or more.
+    weights : ndarray of int, shape (n,), optional
+        Strict mode only: record i stands for ``weights[i]`` (at least 1) identical records, and every count
+        (partition sizes, the median's position, the ``>= k`` tests, the children's sizes) counts weights. Strict
+        cuts never separate records with equal codes, so running on the distinct code tuples with their counts
+        gives each of them the partition of its records in the run on the rows (relaxed cuts do separate
+        them: ValueError). Sums of weights must stay below 2**53.
 
     Returns
     -------
@@ -189,8 +208,10 @@ def mondrian_partition(dimensions: list[Dimension], k: int, mode: Mode = "strict
     n = dimensions[0].n
     if any(d.n != n for d in dimensions):
         raise ValueError("every dimension must hold the same records")
-    if k < 1 or n < k:
-        raise ValueError(f"Mondrian needs 1 <= k <= n, got k = {k} and n = {n}")
+    w = None if weights is None else _check_weights(weights, n, mode)
+    total = n if w is None else int(w.sum())
+    if k < 1 or total < k:
+        raise ValueError(f"Mondrian needs 1 <= k <= n, got k = {k} and n = {total}")
     if mode not in ("strict", "relaxed"):
         raise ValueError(f"unknown mode {mode!r}")
     relaxed = mode == "relaxed"
@@ -201,7 +222,9 @@ def mondrian_partition(dimensions: list[Dimension], k: int, mode: Mode = "strict
         ids, c = np.unique(part[rows], return_inverse=True)
         c = c.reshape(-1)
         size = np.bincount(c, minlength=len(ids))
-        cuts = [_cuts(d, rows, c, size, k) for d in dimensions]
+        wr = None if w is None else w[rows]
+        wsize = None if wr is None else _sums(c, wr, len(ids))
+        cuts = [_cuts(d, rows, c, size, k, wr, wsize) for d in dimensions]
         strict_w = np.stack([np.where(x.strict, x.width, -1.0) for x in cuts], axis=1)
         choice = np.argmax(strict_w, axis=1)
         ok = strict_w.max(axis=1) >= 0
@@ -258,6 +281,204 @@ def partition_labels(dimension: Dimension, labels: np.ndarray) -> np.ndarray:
     return dimension.texts[first, level]
 
 
+# -- the first rounds from marginal counts (a distributed run) -----------------------------------------
+@dataclass(frozen=True)
+class Cut:
+    """How :func:`cut_round` cuts one partition in one strict round (:func:`apply_cuts` sends the records).
+
+    Attributes
+    ----------
+    dim : int
+        The index of the dimension cut.
+    kind : {"range", "hierarchy"}
+        That dimension's kind.
+    median : int
+        ``range``: the median rank; a record goes right (side 1) when its rank is > median, or >= median when
+        ``below_right``. -1 for a hierarchy cut.
+    below_right : bool
+        ``range``: the cut is ``< median | >= median`` (else ``<= median | > median``).
+    level : int
+        ``hierarchy``: the records are split by their node id at this level (``d.nodes[code, level]``, the level
+        below the partition's lowest common ancestor). -1 for a range cut.
+    children : tuple of int
+        ``hierarchy``: the node ids at ``level`` that the partition's records have, ascending; a record goes to
+        side i when its node id is ``children[i]``.
+    """
+
+    dim: int
+    kind: Literal["range", "hierarchy"]
+    median: int = -1
+    below_right: bool = False
+    level: int = -1
+    children: tuple[int, ...] = ()
+
+    @property
+    def parts(self) -> int:
+        """How many partitions the cut makes."""
+        return 2 if self.kind == "range" else len(self.children)
+
+
+def cut_round(dimensions: Sequence[Dimension], marginals: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+              sizes: np.ndarray, k: int) -> list[Cut | None]:
+    """One strict Mondrian round of every partition 0..P-1, from marginal counts only.
+
+    Each round of :func:`mondrian_partition` (strict) decides a partition's cut from the partition's count of
+    records at each code of each dimension, so a cluster that can count but not gather the records runs the
+    first rounds here (the counts of round r come from the records labelled by :func:`apply_cuts` in round
+    r-1, starting with one partition 0) and finishes each partition, once small enough, with
+    :func:`mondrian_partition` on its own records (or its distinct code tuples with their counts, ``weights``),
+    given the dimensions' global metadata: ``dataclasses.replace(d, code=d.code[rows])``. The result is the
+    partition of one :func:`mondrian_partition` call on the whole table (labels numbered differently).
+
+    Parameters
+    ----------
+    dimensions : sequence of Dimension
+        The dimensions' global metadata, as built over the whole table: ``values`` of a range dimension (its
+        span normalizes the widths, its length U is the missing rank), ``nodes``/``leaves`` of a hierarchy
+        (``leaves[0, -1]``, the leaf count, normalizes them); ``code`` is not read (it may be empty).
+    marginals : sequence of (part, code, count), one per dimension
+        Aligned int arrays: a partition id (0..P-1), a code of the dimension (a rank 0..U, a hierarchy table
+        row 0..T) and how many records of the partition have it (or how much weight). Any order; zero counts
+        are ignored; a (partition, code) pair may repeat (the counts add up).
+    sizes : ndarray of int, shape (P,)
+        Each partition's number of records (at least 1): each dimension's counts of a partition sum to it.
+    k : int
+        Smallest partition, at least 1.
+
+    Returns
+    -------
+    list of Cut or None, length P
+        The cut that :func:`mondrian_partition` (strict) makes of each partition in this round: the dimension
+        with the widest normalized range among those with an allowable cut (ties: the first), its median and
+        side rule or its children; None where no allowable strict cut exists (the partition is final).
+    """
+    if not dimensions:
+        raise ValueError("Mondrian needs at least one dimension")
+    if len(marginals) != len(dimensions):
+        raise ValueError(f"one marginal per dimension: {len(dimensions)} dimension(s), {len(marginals)} marginal(s)")
+    if k < 1:
+        raise ValueError(f"Mondrian needs k >= 1, got k = {k}")
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or (sizes.size and sizes.dtype.kind not in "iu"):
+        raise ValueError("sizes must be a 1-D array of integer counts")
+    sizes = sizes.astype(np.int64, copy=False)
+    p = len(sizes)
+    if p and int(sizes.min()) < 1:
+        raise ValueError("every partition must hold at least one record")
+    if not p:
+        return []
+    cuts: list[_Cuts] = []
+    for j, (d, marginal) in enumerate(zip(dimensions, marginals, strict=True)):
+        part, code, count = (np.asarray(a) for a in marginal)
+        if not (part.ndim == code.ndim == count.ndim == 1 and len(part) == len(code) == len(count)):
+            raise ValueError(f"dimension {j}: the marginal's partition, code and count arrays must be aligned 1-D")
+        if any(a.size and a.dtype.kind not in "iu" for a in (part, code, count)):
+            raise ValueError(f"dimension {j}: the marginal must hold integers")
+        if count.size and int(count.min()) < 0:
+            raise ValueError(f"dimension {j}: negative count in the marginal")
+        keep = count > 0
+        part, code, count = (a[keep].astype(np.int64, copy=False) for a in (part, code, count))
+        if part.size and (int(part.min()) < 0 or int(part.max()) >= p):
+            raise ValueError(f"dimension {j}: partition id out of 0..{p - 1} in the marginal")
+        top = len(d.values) if d.kind == "range" else (d.nodes.shape[0] - 1 if d.nodes is not None else -1)
+        if d.kind == "hierarchy" and (d.nodes is None or d.leaves is None):
+            raise ValueError(f"dimension {j}: a hierarchy dimension needs its nodes and leaves")
+        if code.size and (int(code.min()) < 0 or int(code.max()) > top):
+            raise ValueError(f"dimension {j}: code out of 0..{top} in the marginal")
+        if not np.array_equal(_sums(part, count, p), sizes):
+            raise ValueError(f"dimension {j}: the marginal counts of some partition do not add up to its size")
+        size = np.bincount(part, minlength=p)  # the marginal's entries per partition: its "records"
+        cuts.append(_cuts(replace(d, code=code), np.arange(len(code)), part, size, k, count, sizes))
+    # as in mondrian_partition: the widest allowable dimension, ties to the first
+    strict_w = np.stack([np.where(x.strict, x.width, -1.0) for x in cuts], axis=1)
+    choice = np.argmax(strict_w, axis=1)
+    ok = strict_w.max(axis=1) >= 0
+    out: list[Cut | None] = [None] * p
+    for j, x in enumerate(cuts):
+        mine = np.flatnonzero(ok & (choice == j)).tolist()
+        if x.median is not None and x.below_right is not None:
+            for i in mine:
+                out[i] = Cut(dim=j, kind="range", median=int(x.median[i]), below_right=bool(x.below_right[i]))
+        elif x.level is not None and x.groups is not None:
+            owner, child = x.groups
+            bounds = np.searchsorted(owner, np.arange(p + 1))
+            for i in mine:
+                out[i] = Cut(dim=j, kind="hierarchy", level=int(x.level[i]),
+                             children=tuple(child[bounds[i]:bounds[i + 1]].tolist()))
+    return out
+
+
+def apply_cuts(cuts: Sequence[Cut | None], part: np.ndarray, codes: Sequence[np.ndarray],
+               dimensions: Sequence[Dimension]) -> np.ndarray:
+    """Each record's partition after a round of :func:`cut_round`.
+
+    The new ids are dense and follow from the cuts alone, so machines applying the same cuts to different
+    records agree: partition i's parts get ids ``first[i] .. first[i] + parts - 1`` in order of side (range:
+    left then right; hierarchy: ``children`` in order; no cut: one part), ``first`` counting the parts of the
+    partitions before i.
+
+    Parameters
+    ----------
+    cuts : sequence of Cut or None, length P
+        From :func:`cut_round`.
+    part : ndarray of int, shape (m,)
+        Each record's partition 0..P-1 in the round that was cut.
+    codes : sequence of ndarray of int, shape (m,), one per dimension
+        Each record's code in each dimension (``Dimension.code`` of these records).
+    dimensions : sequence of Dimension
+        The dimensions' global metadata (a hierarchy's ``nodes``).
+
+    Returns
+    -------
+    ndarray of int64, shape (m,)
+        Each record's new partition id.
+    """
+    part = np.asarray(part)
+    if part.ndim != 1 or (part.size and part.dtype.kind not in "iu"):
+        raise ValueError("part must be a 1-D array of partition ids")
+    part = part.astype(np.int64, copy=False)
+    p = len(cuts)
+    if part.size and (int(part.min()) < 0 or int(part.max()) >= p):
+        raise ValueError(f"partition id out of 0..{p - 1}")
+    if len(codes) != len(dimensions):
+        raise ValueError(f"one code array per dimension: {len(dimensions)} dimension(s), {len(codes)} array(s)")
+    for i, x in enumerate(cuts):
+        if x is not None and not (0 <= x.dim < len(dimensions) and dimensions[x.dim].kind == x.kind and x.parts):
+            raise ValueError(f"the cut of partition {i} does not fit the dimensions")
+    parts = np.array([1 if x is None else x.parts for x in cuts], dtype=np.int64)
+    dim = np.array([-1 if x is None else x.dim for x in cuts], dtype=np.int64)
+    median = np.array([0 if x is None else x.median for x in cuts], dtype=np.int64)
+    below_right = np.array([x is not None and x.below_right for x in cuts], dtype=bool)
+    level = np.array([0 if x is None else x.level for x in cuts], dtype=np.int64)
+    out = _starts(parts)[part]
+    for j, d in enumerate(dimensions):
+        sel = (dim == j)[part]
+        if not sel.any():
+            continue
+        code = np.asarray(codes[j])
+        if code.shape != part.shape:
+            raise ValueError(f"dimension {j}: one code per record, shape {part.shape}; got shape {code.shape}")
+        ps, cs = part[sel], code[sel].astype(np.int64, copy=False)
+        if d.kind == "range":
+            out[sel] += np.where(below_right[ps], cs >= median[ps], cs > median[ps])
+            continue
+        if d.nodes is None:
+            raise ValueError(f"dimension {j}: a hierarchy dimension needs its nodes")
+        owners = np.flatnonzero(dim == j)
+        children = [np.asarray(cast(Cut, cuts[i]).children, dtype=np.int64) for i in owners.tolist()]
+        top = int(d.nodes.max()) + 1
+        keys = np.repeat(owners, parts[owners]) * top + np.concatenate(children)
+        rank = np.concatenate([np.arange(len(a)) for a in children])
+        by_key = np.argsort(keys, kind="stable")
+        keys, rank = keys[by_key], rank[by_key]
+        query = ps * top + d.nodes[cs, level[ps]]
+        at = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        if not np.array_equal(keys[at], query):
+            raise ValueError(f"dimension {j}: a record falls in a child node its partition's cut does not list")
+        out[sel] += rank[at]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------- internals
 
 
@@ -270,6 +491,24 @@ def _first_seen(labels: np.ndarray) -> np.ndarray:
 
 def _starts(size: np.ndarray) -> np.ndarray:
     return np.cumsum(size) - size
+
+
+def _sums(c: np.ndarray, w: np.ndarray, m: int) -> np.ndarray:
+    """Per segment 0..m-1, the sum of the weights of its records (int64; exact below 2**53)."""
+    return np.bincount(c, weights=w, minlength=m).astype(np.int64)
+
+
+def _check_weights(weights: np.ndarray, n: int, mode: str) -> np.ndarray:
+    if mode == "relaxed":
+        raise ValueError("relaxed Mondrian splits equal records: it needs the rows, not weighted distinct records")
+    w = np.asarray(weights)
+    if w.shape != (n,):
+        raise ValueError(f"weights must hold one count per record, shape ({n},); got shape {w.shape}")
+    if w.dtype.kind not in "iu":
+        raise ValueError(f"weights must be integers, got dtype {w.dtype}")
+    if n and int(w.min()) < 1:
+        raise ValueError("every weight must be at least 1")
+    return w.astype(np.int64, copy=False)
 
 
 def _range_stats(code: np.ndarray, c: np.ndarray, size: np.ndarray
@@ -297,23 +536,41 @@ def _lca_of(d: Dimension, code: np.ndarray, c: np.ndarray, size: np.ndarray) -> 
     return level, sorted_code[starts]
 
 
-def _cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int) -> _Cuts:
-    return _range_cuts(d, rows, c, size, k) if d.kind == "range" else _hierarchy_cuts(d, rows, c, size, k)
+def _cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int,
+          w: np.ndarray | None = None, wsize: np.ndarray | None = None) -> _Cuts:
+    """One dimension's cuts of the active partitions. ``rows``: the active records; ``c``: each one's partition
+    0..A-1; ``size``: records per partition; ``w``, ``wsize``: weighted records (strict only): each active record's
+    weight and each partition's weight, which then replace the record counts."""
+    if d.kind == "range":
+        return _range_cuts(d, rows, c, size, k, w, wsize)
+    return _hierarchy_cuts(d, rows, c, size, k, w)
 
 
-def _range_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int) -> _Cuts:
+def _range_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int,
+                w: np.ndarray | None = None, wsize: np.ndarray | None = None) -> _Cuts:
     code = d.code[rows]
-    u = len(d.values)
+    u = len(d.values)  # the span and the missing rank come from the values, not from the records present
     lo, hi, order, sorted_key = _range_stats(code, c, size)
     starts = _starts(size)
     top = int(code.max()) + 1 if code.size else 1
-    med = code[order[starts + (size - 1) // 2]]
-    base = np.arange(len(size)) * top + med
-    le = np.searchsorted(sorted_key, base, side="right") - starts  # records <= median
-    lt = np.searchsorted(sorted_key, base, side="left") - starts  # records < median
-    ok_le = (le >= k) & (size - le >= k)
-    ok_lt = (lt >= k) & (size - lt >= k)
-    use_lt = ok_lt & (~ok_le | (np.minimum(lt, size - lt) > np.minimum(le, size - le)))
+    if w is None or wsize is None:
+        total = size
+        med = code[order[starts + (size - 1) // 2]]
+        base = np.arange(len(size)) * top + med
+        le = np.searchsorted(sorted_key, base, side="right") - starts  # records <= median
+        lt = np.searchsorted(sorted_key, base, side="left") - starts  # records < median
+    else:  # weighted records: positions and counts in weight (cum[i]: weight of the sorted records before i)
+        total = wsize
+        cum = np.zeros(len(code) + 1, dtype=np.int64)
+        np.cumsum(w[order], out=cum[1:])
+        before = cum[starts]
+        med = code[order[np.searchsorted(cum, before + (total - 1) // 2, side="right") - 1]]
+        base = np.arange(len(size)) * top + med
+        le = cum[np.searchsorted(sorted_key, base, side="right")] - before
+        lt = cum[np.searchsorted(sorted_key, base, side="left")] - before
+    ok_le = (le >= k) & (total - le >= k)
+    ok_lt = (lt >= k) & (total - lt >= k)
+    use_lt = ok_lt & (~ok_le | (np.minimum(lt, total - lt) > np.minimum(le, total - le)))
     width = np.zeros(len(size))
     if u:
         span = float(d.values[-1] - d.values[0])
@@ -321,7 +578,7 @@ def _range_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray,
         if span > 0:
             width[present] = (d.values[np.minimum(hi[present], u - 1)] - d.values[lo[present]]) / span
         width[present & (hi == u)] = 1.0
-    relaxed = (size >= 2 * k) & (lo < hi)
+    relaxed = (total >= 2 * k) & (lo < hi)
     position = np.empty(len(code), dtype=np.int64)
     position[order] = np.arange(len(code)) - np.repeat(starts, size)
 
@@ -330,10 +587,11 @@ def _range_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray,
         strict_side = np.where(use_lt[cs], code[sel] >= med[cs], code[sel] > med[cs])
         return np.where(use_relaxed[cs], position[sel] >= size[cs] // 2, strict_side).astype(np.int64)
 
-    return _Cuts(width=width, strict=ok_le | ok_lt, relaxed=relaxed, side=side)
+    return _Cuts(width=width, strict=ok_le | ok_lt, relaxed=relaxed, side=side, median=med, below_right=use_lt)
 
 
-def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int) -> _Cuts:
+def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndarray, k: int,
+                    w: np.ndarray | None = None) -> _Cuts:
     assert d.nodes is not None and d.leaves is not None
     code = d.code[rows]
     level, first = _lca_of(d, code, c, size)
@@ -343,6 +601,8 @@ def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndar
     top = int(d.nodes.max()) + 1
     groups, inverse, count = np.unique(c * top + child, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
+    if w is not None:
+        count = _sums(inverse, w, len(groups))
     owner = groups // top
     a = len(size)
     smallest = np.full(a, np.iinfo(np.int64).max)
@@ -366,7 +626,8 @@ def _hierarchy_cuts(d: Dimension, rows: np.ndarray, c: np.ndarray, size: np.ndar
         joined = np.where(small[cs] >= k, pool, first_big[cs])
         return np.where(use_relaxed[cs] & ~big[g], joined, g).astype(np.int64)
 
-    return _Cuts(width=width, strict=strict, relaxed=relaxed, side=side)
+    return _Cuts(width=width, strict=strict, relaxed=relaxed, side=side, level=below,
+                 groups=(groups // top, groups % top))
 
 
 # -- the sanitizer ---------------------------------------------------------------------------------

@@ -1,0 +1,256 @@
+"""A partitioned input: its files, one partition's ingest, the input hash over every file, and the distinct values
+of the needed columns with their counts (pass 1), merged over the partitions in file order.
+
+A partition is one Parquet file of the folder (:func:`ppdp.tasks.privacy.partitioned.partition_files`: recursive,
+sorted by path below the folder, ``.``/``_`` names skipped). Every file must have the first file's columns, in the
+same order, of the same types (:func:`ppdp.tasks.privacy.partitioned.common_schema`, one line naming the file and
+the column). Each partition is ingested as a single file is (:func:`ppdp.tasks.ingest.ingest`: the hostile-input
+checks, the input suite of Great Expectations with the expectations the spec implies, the declared orders and
+hierarchies), one task per partition; an error names the partition's file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ppdp.schemas.reports import ExpectationOutcome, IngestReport, Roles
+from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks.core.errors import InputError
+
+SAMPLE_ROWS = 200_000
+"""Rows of the first partition the tag step detects roles on (declared roles need none)."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The folder's files (in partition order) and their column names."""
+
+    folder: Path
+    files: tuple[Path, ...]
+    header: tuple[str, ...]
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.folder).as_posix()
+
+
+def list_inputs(spec: ReleaseSpec) -> Inputs:
+    """The partitions of ``spec.source.path`` (a folder), their schemas checked to agree, and the header; the spec
+    is checked against the header as for one file."""
+    from ppdp.tasks.privacy.partitioned import common_schema, partition_files
+    from ppdp.tasks.publish import ensure_root
+    from ppdp.tasks.spec import check_spec_against_header
+
+    folder = spec.source.path
+    files = partition_files(folder)
+    schema = common_schema(files)
+    header = [str(n).strip() for n in schema.names]
+    check_spec_against_header(spec, header)
+    ensure_root(spec.publish.root)
+    return Inputs(folder=folder, files=tuple(files), header=tuple(header))
+
+
+def partition_spec(spec: ReleaseSpec, path: Path) -> ReleaseSpec:
+    """``spec`` reading one partition (messages then name the partition's file)."""
+    return spec.model_copy(update={"source": spec.source.model_copy(update={"path": path, "format": "parquet"})})
+
+
+def read_partition(spec: ReleaseSpec, path: Path) -> tuple[pd.DataFrame, IngestReport]:
+    """One partition ingested as a single file is (:func:`ppdp.tasks.ingest.ingest`): its frame and report."""
+    from ppdp.tasks.ingest import ingest
+
+    return ingest(partition_spec(spec, path))
+
+
+def sample_frame(spec: ReleaseSpec, inputs: Inputs) -> pd.DataFrame:
+    """The first partition's first :data:`SAMPLE_ROWS` rows, read and typed as ingest types them (for tagging:
+    detection rules need values; declared roles do not). Its checks and suite run in its ingest task."""
+    from ppdp.tasks.ingest import coerce_types, read_table
+
+    frame = read_table(partition_spec(spec, inputs.files[0]).source)
+    return coerce_types(frame.iloc[:SAMPLE_ROWS].reset_index(drop=True), spec)
+
+
+# -- value counts ---------------------------------------------------------------------------------------------
+@dataclass
+class ValueCounts:
+    """A column's distinct values (missing included, as one value) in order of first appearance, and how many
+    rows hold each."""
+
+    values: pd.Index
+    counts: np.ndarray
+
+    @classmethod
+    def of(cls, series: pd.Series) -> ValueCounts:
+        codes, uniques = pd.factorize(series, use_na_sentinel=False)
+        return cls(pd.Index(uniques, dtype=series.dtype if not isinstance(uniques, pd.Index) else uniques.dtype),
+                   np.bincount(np.asarray(codes, dtype=np.int64), minlength=len(uniques)).astype(np.int64))
+
+    @classmethod
+    def merge(cls, parts: list[ValueCounts]) -> ValueCounts:
+        """The counts of consecutive partitions as one (first appearance over the partitions in order)."""
+        parts = [p for p in parts if len(p.values)] or parts[:1]
+        if len(parts) == 1:
+            return parts[0]
+        values = parts[0].values.append([p.values for p in parts[1:]])
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
+        weights = np.concatenate([p.counts for p in parts]).astype(np.float64)
+        total = np.bincount(np.asarray(codes, dtype=np.int64), weights=weights, minlength=len(uniques))
+        return cls(pd.Index(uniques), np.rint(total).astype(np.int64))
+
+    def series(self) -> pd.Series:
+        """The distinct values as a column (one row each), for builders that need only the distinct values."""
+        return pd.Series(self.values, dtype=self.values.dtype)
+
+    def as_counts(self) -> pd.Series:
+        """Counts by value, missing left out (as ``Series.value_counts(dropna=True)`` counts)."""
+        present = ~pd.isna(self.values)
+        return pd.Series(self.counts[present], index=self.values[present])
+
+
+@dataclass
+class PartitionIngest:
+    """What one partition's ingest returns to the flow: counts only (never a value but the distinct values of the
+    counted columns, which stay in memory)."""
+
+    index: int
+    file: str
+    sha256: str
+    report: IngestReport
+    counts: dict[str, ValueCounts] = field(default_factory=dict)
+    class_counts: dict[str, pd.DataFrame] = field(default_factory=dict)  # column -> rows by (class, value)
+
+
+def counted_columns(roles: Roles) -> list[str]:
+    """The columns pass 1 counts: every quasi-identifier, sensitive attribute, the class, every categorical
+    column the rare-value rule applies to, and every column published beside them (an attacker's view may make it
+    a quasi-identifier); identifiers dropped or pseudonymized are not published as read."""
+    from ppdp.schemas.base import ColumnKind, Role
+
+    out = []
+    for tag in roles.columns:
+        if tag.treatment in ("dropped", "pseudonymized") or tag.role is Role.identifier:
+            continue
+        if tag.role in (Role.quasi_identifier, Role.sensitive, Role.class_, Role.other) or tag.kind in (
+                ColumnKind.nominal, ColumnKind.ordinal):
+            out.append(tag.name)
+    return out
+
+
+def count_frame(frame: pd.DataFrame, roles: Roles) -> tuple[dict[str, ValueCounts], dict[str, pd.DataFrame]]:
+    """Pass 1 over one partition: each of :func:`counted_columns`' values with their counts, and the same by class
+    label (a column -> rows by (class, value) table; empty without a class)."""
+    columns = [c for c in counted_columns(roles) if c in frame.columns]
+    counts = {c: ValueCounts.of(frame[c]) for c in columns}
+    cls = roles.class_column
+    class_counts: dict[str, pd.DataFrame] = {}
+    if cls is not None and cls in frame.columns:
+        from ppdp.schemas.base import ColumnKind
+
+        categorical = {t.name for t in roles.columns if t.kind in (ColumnKind.nominal, ColumnKind.ordinal)}
+        for c in columns:
+            if c == cls or c not in categorical:  # the rare-value rule counts categorical columns only
+                continue
+            pairs = pd.DataFrame({"class": frame[cls].astype(object), "value": frame[c].astype(object)})
+            class_counts[c] = pairs.groupby(["class", "value"], dropna=False, sort=False).size().reset_index(name="n")
+    return counts, class_counts
+
+
+def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles) -> PartitionIngest:
+    """Ingest partition ``index``: read it, run the input suite and the spec's checks, hash it, and count the
+    values of :func:`counted_columns` (with the class beside each, for the rare-value rule)."""
+    from ppdp.tasks.ingest import file_sha256
+
+    path = inputs.files[index]
+    if _rows(path) == 0:  # an empty partition (a day without records) holds nothing to check; the table's rows
+        from ppdp.tasks.ingest import read_table  # are checked over every partition (ingest_report)
+
+        frame = read_table(partition_spec(spec, path).source)
+        report = IngestReport(path=str(path), format="parquet", rows=0, columns=list(frame.columns),
+                              input_sha256="", suite="", expectation_count=0, expectations=[])
+    else:
+        frame, report = read_partition(spec, path)
+    if list(frame.columns) != list(inputs.header):  # common_schema checked the files; the frame must agree
+        raise InputError(f"input {path}: its columns differ from the first file's")
+    counts, class_counts = count_frame(frame, roles)
+    return PartitionIngest(index=index, file=inputs.relative(path), sha256=file_sha256(path), report=report,
+                           counts=counts, class_counts=class_counts)
+
+
+def _rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    try:
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    except Exception:  # noqa: BLE001 - unreadable: the ingest names it
+        return -1
+
+
+def input_sha256(inputs: Inputs, parts: list[PartitionIngest]) -> str:
+    """SHA-256 of the lines ``<file relative to the folder> <its SHA-256>``, one per file in partition order (sorted
+    by path below the folder): a file added, removed, renamed or changed changes it."""
+    lines = "".join(f"{p.file} {p.sha256}\n" for p in sorted(parts, key=lambda p: p.index))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def merged_outcomes(outcomes: list[ExpectationOutcome]) -> list[ExpectationOutcome]:
+    """Outcomes of one suite run on several partitions (or row files) as one per expectation: passed when it
+    passed on each, counts summed (an expectation a partition's values did not call for counts where it ran)."""
+
+    def add(a: int | None, b: int | None) -> int | None:
+        return None if a is None and b is None else int(a or 0) + int(b or 0)
+
+    merged: dict[tuple[str, str | None], ExpectationOutcome] = {}
+    for e in outcomes:
+        key = (e.expectation, e.column)
+        seen = merged.get(key)
+        merged[key] = e.model_copy() if seen is None else seen.model_copy(update={
+            "success": seen.success and e.success,
+            "unexpected_count": add(seen.unexpected_count, e.unexpected_count),
+            "element_count": add(seen.element_count, e.element_count),
+            "observed": None if seen.observed is None or e.observed is None else seen.observed + e.observed})
+    return list(merged.values())
+
+
+def ingest_report(spec: ReleaseSpec, inputs: Inputs, parts: list[PartitionIngest]) -> IngestReport:
+    """The input's report: the folder, its rows, the hash over its files, the suite's outcomes over every
+    partition."""
+    every = [p.report for p in sorted(parts, key=lambda p: p.index)]
+    rows = sum(r.rows for r in every)
+    reports = [r for r in every if r.rows]  # an empty partition ran no suite
+    if rows == 0 or not reports:
+        raise InputError(f"input {inputs.folder}: the table has no rows")
+    return IngestReport(path=str(inputs.folder), format="parquet", rows=rows, columns=list(inputs.header),
+                        input_sha256=input_sha256(inputs, parts), suite=reports[0].suite,
+                        expectation_count=max(r.expectation_count for r in reports),
+                        expectations=merged_outcomes([e for r in reports for e in r.expectations]))
+
+
+@dataclass
+class Counts:
+    """Pass 1 merged: each counted column's values and counts over the whole input, its values by class, and the
+    rows of each partition."""
+
+    columns: dict[str, ValueCounts]
+    by_class: dict[str, pd.DataFrame]
+    rows: list[int]
+
+    @property
+    def total(self) -> int:
+        return int(sum(self.rows))
+
+
+def merge_counts(parts: list[PartitionIngest]) -> Counts:
+    """Pass 1's counts of every partition as one (partition order)."""
+    parts = sorted(parts, key=lambda p: p.index)
+    names = list(parts[0].counts)
+    columns = {c: ValueCounts.merge([p.counts[c] for p in parts]) for c in names}
+    by_class: dict[str, pd.DataFrame] = {}
+    for c in parts[0].class_counts:
+        joint = pd.concat([p.class_counts[c] for p in parts], ignore_index=True)
+        by_class[c] = joint.groupby(["class", "value"], dropna=False, sort=False)["n"].sum().reset_index()
+    return Counts(columns=columns, by_class=by_class, rows=[p.report.rows for p in parts])

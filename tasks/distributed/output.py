@@ -1,0 +1,226 @@
+"""A partitioned release's output: each partition loaded, recoded and spread over the release's row files; the
+files shuffled and written; the utility sample.
+
+Which published file a row lands in must say nothing about the input partition it came from (partitions are
+often by date or region: a file of one partition's rows would publish that value beside the generalized
+quasi-identifiers). So each partition's published rows go to the release's row files at random (a generator
+seeded by the release seed, the publisher's series key and the partition's number), as piece files in the
+staging folder (``.shuffle/``: sanitized rows only, never input rows); each row file is then one task that reads
+its pieces, shuffles them (seeded the same way by the file's number) and writes ``data/part-<n>.parquet``. A task
+holds one partition's rows, or one row file's (about a partition's).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ppdp.schemas.reports import ExpectationOutcome, Roles
+from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks.core.errors import ReleaseRejected
+from ppdp.tasks.distributed.inputs import Counts, Inputs
+from ppdp.tasks.distributed.rare import RarePlan, apply_rare
+
+SHUFFLE = ".shuffle"
+
+
+def derived_seed(seed: int, key: bytes | None, *what: object) -> int:
+    """A 128-bit seed for one random choice of a partitioned release (``what``: its purpose and number), from the
+    release seed and the publisher's key (the row order must not be recomputable from the manifest's seed alone)."""
+    digest = hashlib.sha256(b"ppdp distributed v1\0" + str(int(seed)).encode())
+    digest.update(b"\0key\0" + (hmac.new(key, b"ppdp distributed", hashlib.sha256).digest() if key else b""))
+    for w in what:
+        digest.update(b"\0" + str(w).encode())
+    return int.from_bytes(digest.digest()[:16], "big")
+
+
+def load_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
+                   rare: RarePlan) -> pd.DataFrame:
+    """Partition ``index`` as the method receives it: read (its checks passed at ingest), number columns read as
+    text made numbers, identifiers dropped or pseudonymized, the rare-value rule applied."""
+    from ppdp.tasks.ingest import coerce_types, read_table
+    from ppdp.tasks.tag import protect_identifiers
+
+    source = spec.source.model_copy(update={"path": inputs.files[index], "format": "parquet"})
+    frame = coerce_types(read_table(source), spec)
+    frame = protect_identifiers(frame, roles, spec.identifiers, pseudonym_key)
+    return apply_rare(frame, rare)
+
+
+# -- the utility sample ---------------------------------------------------------------------------------------
+@dataclass
+class SamplePlan:
+    """How many records of each class each partition gives to the utility sample (the same share of every class:
+    stratified; largest remainders so that the totals are exact)."""
+
+    size: int
+    population: int
+    take: list[dict[Any, int]] = field(default_factory=list)  # per partition: class label -> records
+    per_class: dict[str, int] = field(default_factory=dict)
+
+
+def _largest_remainder(total: int, weights: np.ndarray) -> np.ndarray:
+    if total <= 0 or weights.sum() == 0:
+        return np.zeros(len(weights), dtype=np.int64)
+    exact = total * weights / weights.sum()
+    out = np.floor(exact).astype(np.int64)
+    short = total - int(out.sum())
+    if short > 0:
+        order = np.argsort(-(exact - out), kind="stable")
+        out[order[:short]] += 1
+    return np.minimum(out, weights.astype(np.int64))
+
+
+def sample_plan(per_partition: list[pd.Series], size: int) -> SamplePlan:
+    """``per_partition``: each partition's rows by class label (after the rare-value rule); ``size``: the sample's
+    records (every record when the table has fewer)."""
+    labels = pd.Index([])
+    for s in per_partition:
+        labels = labels.append(pd.Index(s.index)).unique()
+    matrix = np.array([[int(s.get(label, 0)) for label in labels] for s in per_partition], dtype=np.int64)
+    population = int(matrix.sum())
+    size = min(int(size), population)
+    class_totals = matrix.sum(axis=0)
+    per_class = _largest_remainder(size, class_totals.astype(np.float64))
+    take = np.zeros_like(matrix)
+    for j in range(len(labels)):
+        take[:, j] = _largest_remainder(int(per_class[j]), matrix[:, j].astype(np.float64))
+    return SamplePlan(size=int(take.sum()), population=population,
+                      take=[{labels[j]: int(take[i, j]) for j in range(len(labels)) if take[i, j]}
+                            for i in range(len(per_partition))],
+                      per_class={str(labels[j]): int(take[:, j].sum()) for j in range(len(labels))})
+
+
+def sample_rows(frame: pd.DataFrame, class_column: str | None, take: dict[Any, int], seed: int) -> np.ndarray:
+    """The positions of one partition's sample rows (sorted)."""
+    rng = np.random.default_rng(seed)
+    if class_column is None:
+        n = int(sum(take.values()))
+        return np.sort(rng.choice(len(frame), size=min(n, len(frame)), replace=False))
+    labels = frame[class_column].to_numpy(dtype=object)
+    chosen = []
+    for label, n in take.items():
+        rows = np.flatnonzero(labels == label)
+        chosen.append(rng.choice(rows, size=min(n, len(rows)), replace=False))
+    return np.sort(np.concatenate(chosen)) if chosen else np.zeros(0, dtype=np.int64)
+
+
+# -- recoding and the row files -------------------------------------------------------------------------------
+@dataclass
+class Recoded:
+    """One partition recoded: its rows in and out, and its sample (original and published rows, aligned)."""
+
+    index: int
+    rows: int
+    sample_original: pd.DataFrame
+    sample_published: pd.DataFrame
+    pieces: int
+
+
+def write_pieces(published: pd.DataFrame, staging: Path, index: int, files: int, seed: int) -> int:
+    """Spread one partition's published rows over ``files`` row files at random: piece files
+    ``.shuffle/<file>-<partition>.parquet``; returns how many were written."""
+    folder = staging / SHUFFLE
+    folder.mkdir(exist_ok=True)
+    target = np.random.default_rng(seed).integers(0, files, size=len(published))
+    written = 0
+    table = pa.Table.from_pandas(published, preserve_index=False)
+    order = np.argsort(target, kind="stable")
+    bounds = np.searchsorted(target[order], np.arange(files + 1))
+    for f in range(files):
+        rows = order[bounds[f]:bounds[f + 1]]
+        if rows.size == 0:
+            continue
+        pq.write_table(table.take(pa.array(rows)), folder / f"{f:05d}-{index:05d}.parquet")
+        written += 1
+    return written
+
+
+def recode_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
+                     rare: RarePlan, method: Any, fitted: Any, allotted: Any, staging: Path, files: int,
+                     order_key: bytes | None, sample_take: dict[Any, int]) -> Recoded:
+    """Load partition ``index``, publish its rows (:meth:`PartitionedMethod.recode`), spread them over the row
+    files, and keep its utility sample."""
+    frame = load_partition(spec, inputs, index, roles, pseudonym_key, rare)
+    published = method.recode(fitted, frame, allotted)
+    pieces = write_pieces(published, staging, index, files, derived_seed(spec.seed, order_key, "files", index))
+    rows = sample_rows(frame, roles.class_column, sample_take, derived_seed(spec.seed, None, "sample", index))
+    return Recoded(index=index, rows=len(frame), sample_original=frame.iloc[rows].reset_index(drop=True),
+                   sample_published=published.iloc[rows].reset_index(drop=True), pieces=pieces)
+
+
+@dataclass
+class RowFile:
+    """One written row file: its name relative to the release folder, rows, and the output suite's outcomes on it."""
+
+    name: str
+    rows: int
+    outcomes: list[ExpectationOutcome]
+
+
+def write_row_file(staging: Path, number: int, release_id: str, spec: ReleaseSpec, roles: Roles,
+                   order_key: bytes | None) -> RowFile:
+    """Row file ``number``: its pieces read, shuffled, checked with the output suite (identifiers absent or
+    pseudonyms; the class-based expectations are measured over every file from counts instead) and written as
+    ``data/part-<number>.parquet``; its pieces removed. A file with no piece is not written."""
+    from ppdp.expectations import validate_frame
+    from ppdp.tasks.layout import data_file_name
+    from ppdp.tasks.publish import output_suite, write_data_file
+
+    pieces = sorted((staging / SHUFFLE).glob(f"{number:05d}-*.parquet"))
+    name = data_file_name(number)
+    if not pieces:
+        return RowFile(name, 0, [])
+    table = pa.concat_tables([pq.read_table(p) for p in pieces], promote_options="default")
+    frame = table.to_pandas()
+    perm = np.random.default_rng(derived_seed(spec.seed, order_key, "order", number)).permutation(len(frame))
+    frame = frame.iloc[perm].reset_index(drop=True)
+    outcomes = validate_frame(frame, output_suite(list(frame.columns), roles, spec, "record"))
+    failed = [o for o in outcomes if not o.success]
+    if failed:
+        raise ReleaseRejected(f"output suite failed on {name}: " + "; ".join(
+            o.expectation + (f"({o.column})" if o.column else "") for o in failed), [o.expectation for o in failed])
+    rows, _ = write_data_file(frame, staging / name, release_id)
+    for p in pieces:
+        p.unlink()
+    return RowFile(name, rows, outcomes)
+
+
+def clear_pieces(staging: Path) -> None:
+    """Remove the (emptied) piece folder once every row file is written."""
+    folder = staging / SHUFFLE
+    if folder.exists():
+        for p in folder.iterdir():
+            p.unlink()
+        folder.rmdir()
+
+
+def partition_classes(counts: Counts, per_partition_class: list[Any], rare: RarePlan, class_column: str | None
+                      ) -> list[pd.Series]:
+    """Each partition's rows by class label after the rare-value rule (rows of a removed label left out)."""
+    out = []
+    for i, vc in enumerate(per_partition_class):
+        if vc is None:
+            out.append(pd.Series({"(all)": counts.rows[i]}))
+            continue
+        s = vc.as_counts()
+        for a in rare.actions:
+            if a.column != class_column:
+                continue
+            if a.action == "rows_removed":
+                s = s[~s.index.isin(a.rare)]
+            elif a.action == "merged" and a.token is not None:
+                rare_rows = int(s[s.index.isin(a.rare)].sum())
+                s = s[~s.index.isin(a.rare)]
+                if rare_rows:
+                    s = pd.concat([s, pd.Series({a.token: rare_rows})])
+        out.append(s)
+    return out
