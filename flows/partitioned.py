@@ -208,7 +208,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             output_checks=inputs.merged_outcomes([o for f in files for o in f.outcomes]),
             versions=publish.collect_versions(), flow_run_id=run_id,
             sample=UtilitySample(rows=len(original), population=sample.population, seed=spec.seed,
-                                 per_class=sample.per_class))
+                                 per_class=_named(sample.per_class, class_totals, spec.label_k)))
         folder, manifest, _ = publish_files(staging, manifest, None, started)
     except BaseException:
         if staging is not None:
@@ -222,3 +222,11 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
         attacker_view=privacy.attacker_view, floor=privacy.floor, series=None, tuning_rule=trace.rule,
         tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
         per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r})
+
+
+def _named(per_class: dict[str, int], totals: dict[str, int], k: int) -> dict[str, int]:
+    """The sample's records per class, a label published fewer than ``k`` times named ``class #i`` (its position
+    among the sorted labels), as the utility report names it."""
+    order = sorted(totals)
+    return {(label if totals.get(label, 0) >= k else f"class #{order.index(label)}"): n
+            for label, n in per_class.items()}
