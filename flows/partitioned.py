@@ -20,12 +20,12 @@ from typing import Any
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
 from ppdp.flows.steps import STEPS, log_privacy, log_promoted, step
-from ppdp.schemas.manifest import Manifest, ReleaseResult, UtilitySample
-from ppdp.schemas.reports import LatticeSearch, MethodRecord
+from ppdp.schemas.manifest import ReleaseResult
+from ppdp.schemas.reports import LatticeSearch
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks import gates, publish, secrets, series, tag, tune, utility
 from ppdp.tasks.core.errors import SpecError
-from ppdp.tasks.distributed import inputs, measure, methods, output, rare
+from ppdp.tasks.distributed import inputs, measure, methods, output, rare, record
 from ppdp.tasks.privacy import judge
 from ppdp.tasks.sanitize.registry import build_sanitizer
 
@@ -53,6 +53,7 @@ enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
 promote_columns = step(judge.promote_counted_columns, "promote-columns")
 measure_utility = step(measure.measure_utility, "check-utility", lambda p: p["spec"].utility.classifier)
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
+build_manifest = step(record.build_manifest, "build-manifest", lambda p: p["release_id"])
 publish_files = step(publish.publish_row_files, "publish", lambda p: p["manifest"].release_id)
 
 
@@ -122,10 +123,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
     per_class = [p.counts.get(cls) if cls is not None else None for p in sorted(parts, key=lambda p: p.index)]
     by_class = output.partition_classes(counts, per_class, plan, cls)
     sample = output.sample_plan(by_class, spec.utility.sample_rows)
-    class_totals: dict[str, int] = {}  # published records per class label
-    for per in by_class:
-        for label, count in per.items():
-            class_totals[str(label)] = class_totals.get(str(label), 0) + int(count)
+    class_totals = output.class_totals(by_class)  # published records per class label
     order_key = series.order_key(series.series_key(spec.publish.root), spec.dataset)
     staging = None
     try:
@@ -186,29 +184,17 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             roles = promoted
         privacy = enforce_privacy(privacy)
         log_privacy(logger, privacy)
-        import pandas as pd
-
-        original = pd.concat([r.sample_original for r in recoded], ignore_index=True)
-        published = pd.concat([r.sample_published for r in recoded], ignore_index=True)
+        original, published = output.join_samples(recoded)
         util = enforce_utility(measure_utility(spec, roles, original, published))
         util = utility.name_counted_classes(util, class_totals, spec.label_k)
         logger.info("[7/%d] utility on a sample of %d records: accuracy %.4f (original %.4f)", STEPS, len(original),
                     util.accuracy, util.accuracy_original)
-        record = MethodRecord(name=base.name, params={**sanitizer.params().model_dump(mode="json", exclude={"name"}),
-                                                      "seed": int(spec.seed)},
-                              unit=method.unit, groups=fitted.groups, suppressed_rows=fitted.suppressed_rows,
-                              suppressed_cells=dict(fitted.suppressed_cells), seconds=seconds)
-        treatments = {c: fitted.treatments.get(c, "kept") for c in columns}
-        manifest = Manifest(
-            release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=report.input_sha256,
-            rows=published_rows, columns=columns, unit=method.unit,
-            treatments=publish.column_treatments(roles, treatments, base.name, method.unit, plan.report),
-            spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=plan.report, ingest=report,
-            method=record, seed=spec.seed, privacy=privacy, series=None, utility=util, tuning=trace,
-            output_checks=inputs.merged_outcomes([o for f in files for o in f.outcomes]),
-            versions=publish.collect_versions(), flow_run_id=run_id,
-            sample=UtilitySample(rows=len(original), population=sample.population, seed=spec.seed,
-                                 per_class=_named(sample.per_class, class_totals, spec.label_k)))
+        manifest = build_manifest(
+            release_id=release_id, started=started, spec=spec, spec_sha256=spec_sha256, roles=roles, ingest=report,
+            sanitizer=sanitizer, unit=method.unit, fitted=fitted, seconds=seconds, columns=columns,
+            rows=published_rows, rare=plan.report, privacy=privacy, utility=util, tuning=trace,
+            output_checks=[o for f in files for o in f.outcomes], flow_run_id=run_id, sample=sample,
+            class_totals=class_totals)
         folder, manifest, _ = publish_files(staging, manifest, None, started)
     except BaseException:
         if staging is not None:
@@ -222,11 +208,3 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
         attacker_view=privacy.attacker_view, floor=privacy.floor, series=None, tuning_rule=trace.rule,
         tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
         per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r})
-
-
-def _named(per_class: dict[str, int], totals: dict[str, int], k: int) -> dict[str, int]:
-    """The sample's records per class, a label published fewer than ``k`` times named ``class #i`` (its position
-    among the sorted labels), as the utility report names it."""
-    order = sorted(totals)
-    return {(label if totals.get(label, 0) >= k else f"class #{order.index(label)}"): n
-            for label, n in per_class.items()}

@@ -224,3 +224,18 @@ def partition_classes(counts: Counts, per_partition_class: list[Any], rare: Rare
                     s = pd.concat([s, pd.Series({a.token: rare_rows})])
         out.append(s)
     return out
+
+
+def class_totals(by_class: list[pd.Series]) -> dict[str, int]:
+    """Published records per class label (as text) over every partition (:func:`partition_classes`)."""
+    totals: dict[str, int] = {}
+    for per in by_class:
+        for label, count in per.items():
+            totals[str(label)] = totals.get(str(label), 0) + int(count)
+    return totals
+
+
+def join_samples(recoded: list[Recoded]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The utility sample: its original rows and their published rows, aligned, in partition order."""
+    return (pd.concat([r.sample_original for r in recoded], ignore_index=True),
+            pd.concat([r.sample_published for r in recoded], ignore_index=True))
