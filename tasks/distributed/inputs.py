@@ -112,6 +112,22 @@ class ValueCounts:
         return pd.Series(self.counts[present], index=self.values[present])
 
 
+def row_counts(table: pd.DataFrame) -> pd.DataFrame:
+    """A count table: ``table``'s distinct rows (missing a value of its own) in order of first appearance, with how
+    many rows hold each (column ``n``)."""
+    return table.groupby(list(table.columns), dropna=False, sort=False).size().reset_index(name="n")
+
+
+def summed_counts(tables: list[pd.DataFrame]) -> pd.DataFrame:
+    """Count tables of consecutive partitions (:func:`row_counts`) as one: first appearance over the partitions in
+    order, ``n`` summed."""
+    tables = [t for t in tables if len(t)] or list(tables[:1])
+    if len(tables) == 1:
+        return tables[0]
+    joined = pd.concat(tables, ignore_index=True)
+    return joined.groupby([c for c in joined.columns if c != "n"], dropna=False, sort=False)["n"].sum().reset_index()
+
+
 @dataclass
 class PartitionIngest:
     """What one partition's ingest returns to the flow: counts only (never a value but the distinct values of the
@@ -155,8 +171,8 @@ def count_frame(frame: pd.DataFrame, roles: Roles) -> tuple[dict[str, ValueCount
         for c in columns:
             if c == cls or c not in categorical:  # the rare-value rule counts categorical columns only
                 continue
-            pairs = pd.DataFrame({"class": frame[cls].astype(object), "value": frame[c].astype(object)})
-            class_counts[c] = pairs.groupby(["class", "value"], dropna=False, sort=False).size().reset_index(name="n")
+            class_counts[c] = row_counts(pd.DataFrame({"class": frame[cls].astype(object),
+                                                       "value": frame[c].astype(object)}))
     return counts, class_counts
 
 
@@ -251,6 +267,5 @@ def merge_counts(parts: list[PartitionIngest]) -> Counts:
     columns = {c: ValueCounts.merge([p.counts[c] for p in parts]) for c in names}
     by_class: dict[str, pd.DataFrame] = {}
     for c in parts[0].class_counts:
-        joint = pd.concat([p.class_counts[c] for p in parts], ignore_index=True)
-        by_class[c] = joint.groupby(["class", "value"], dropna=False, sort=False)["n"].sum().reset_index()
+        by_class[c] = summed_counts([p.class_counts[c] for p in parts])
     return Counts(columns=columns, by_class=by_class, rows=[p.report.rows for p in parts])

@@ -25,10 +25,10 @@ from ppdp.schemas.spec import ReleaseSpec
 
 def known_columns(roles: Roles, columns: list[str]) -> tuple[list[str], list[str]]:
     """(the published quasi-identifiers, the columns published beside them that an attacker may know)."""
+    from ppdp.tasks.privacy.attacker import beside_columns
+
     qis = [q for q in roles.quasi_identifiers if q in columns]
-    beside = [t.name for t in roles.columns if t.name in columns and t.name not in qis and t.role is Role.other
-              and t.treatment is None]
-    return qis, beside
+    return qis, beside_columns(pd.DataFrame(columns=columns), roles, qis)  # its rule reads the column names only
 
 
 def measure_published(data: Path, roles: Roles, spec: ReleaseSpec, columns: list[str], protects: str,

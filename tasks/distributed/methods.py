@@ -33,7 +33,7 @@ from ppdp.schemas.methods import Treatment
 from ppdp.schemas.reports import LatticeSearch, Roles
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
-from ppdp.tasks.distributed.inputs import Counts, Inputs
+from ppdp.tasks.distributed.inputs import Counts, Inputs, row_counts, summed_counts
 from ppdp.tasks.distributed.rare import RarePlan
 
 # -- the interface ---------------------------------------------------------------------------------------------
@@ -145,6 +145,7 @@ class _GenState:
     sensitive: list[str]
     sensitive_values: dict[str, pd.Index]
     merged: pd.DataFrame | None = None
+    problem: Any = None  # the search's problem, prepared once from ``merged`` (search and fit share it)
 
 
 @dataclass
@@ -225,22 +226,21 @@ class Generalization(PartitionedMethod):
                 for i, (q, p, h) in enumerate(zip(qis, positions, hierarchies, strict=True))}
         for j, s in enumerate(sensitive):
             data[f"s{j}"] = sensitive_values[s].get_indexer(frame[s]).astype(np.int32)  # missing: its own entry
-        table = pd.DataFrame(data)
-        return table.groupby(list(table.columns), sort=False).size().rename("n").reset_index()
+        return row_counts(pd.DataFrame(data))
 
     def merge(self, parts):
-        parts = [p for p in parts if len(p)] or list(parts[:1])
-        if len(parts) == 1:
-            return parts[0]
-        joined = pd.concat(parts, ignore_index=True)
-        keys = [c for c in joined.columns if c != "n"]
-        return joined.groupby(keys, sort=False)["n"].sum().reset_index()
+        return summed_counts(list(parts))
 
     def absorb(self, state, merged):
-        state.merged = merged
+        state.merged, state.problem = merged, None
         return state
 
     def _problem(self, state: _GenState):
+        if state.problem is None:
+            state.problem = self._prepare(state)
+        return state.problem
+
+    def _prepare(self, state: _GenState):
         from ppdp.tasks.sanitize.generalization import prepare
 
         merged = state.merged
@@ -475,7 +475,7 @@ class Mondrian(PartitionedMethod):
             return ("marginals", marginals, np.bincount(part))
         table = pd.DataFrame({"part": part.astype(np.int64), **{f"c{j}": c.astype(np.int32)
                                                                 for j, c in enumerate(codes)}})
-        return ("tuples", table.groupby(list(table.columns), sort=False).size().rename("n").reset_index())
+        return ("tuples", row_counts(table))
 
     def merge(self, parts):
         kind = parts[0][0]
@@ -487,10 +487,7 @@ class Mondrian(PartitionedMethod):
             marginals = [tuple(np.concatenate([p[1][j][i] for p in parts]) for i in range(3))
                          for j in range(len(parts[0][1]))]
             return ("marginals", marginals, sizes)
-        tables = [p[1] for p in parts if len(p[1])] or [parts[0][1]]
-        joined = pd.concat(tables, ignore_index=True)
-        keys = [c for c in joined.columns if c != "n"]
-        return ("tuples", joined.groupby(keys, sort=False)["n"].sum().reset_index())
+        return ("tuples", summed_counts([p[1] for p in parts]))
 
     def absorb(self, state, merged):
         from ppdp.tasks.sanitize.mondrian import cut_round

@@ -15,7 +15,7 @@ from ppdp.schemas.reports import ColumnTag, RareCategoryColumn, RareCategoryRepo
 from ppdp.schemas.spec import ColumnKind, Role
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.distributed.inputs import Counts
-from ppdp.tasks.rare import _adjacent, _suppress, _with_token, token_for, token_possible
+from ppdp.tasks.rare import _adjacent, _suppress, _with_token, categorical_columns, token_for, token_possible
 
 
 @dataclass
@@ -39,10 +39,8 @@ class RarePlan:
 
 
 def _columns(roles: Roles, counted: Counts, skip: tuple[str, ...]) -> list[ColumnTag]:
-    out = [t for t in roles.columns
-           if t.name in counted.columns and t.kind in (ColumnKind.nominal, ColumnKind.ordinal)
-           and t.role is not Role.identifier and t.treatment is None and t.name not in set(skip)]
-    return sorted(out, key=lambda t: t.role is not Role.class_)
+    """The single-table rule's columns (:func:`categorical_columns` reads the names only), in its order."""
+    return [t for t in categorical_columns(pd.DataFrame(columns=list(counted.columns)), roles) if t.name not in skip]
 
 
 def rare_plan(counts: Counts, roles: Roles, k: int, skip: tuple[str, ...] = ()) -> RarePlan:
