@@ -140,7 +140,7 @@ def run(
         try:
             result = call_flow(release_flow, spec, set_)  # on the runner the spec names (--runner applied above)
         except PpdpError as exc:
-            fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
+            fail(f"{exc.prefix}: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
             internal_error(exc, debug)
     console.print(f"published release {result.release_id}")
@@ -237,7 +237,7 @@ def federate(
         try:
             result = run_federation(spec, set_)
         except PpdpError as exc:
-            fail(("rejected: " if exc.exit_code == 3 else "error: ") + str(exc), exc.exit_code)
+            fail(f"{exc.prefix}: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
             internal_error(exc, debug)
     console.print(f"published federated naive Bayes model {result.release_id}")

@@ -164,7 +164,8 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             recoded = _gather([recode_partition.submit(spec, src, i, roles, key, plan, method, fitted_arg, allotted[i],
                                                        staging, n, order_key, sample.take[i]) for i in range(n)])
             seconds = time.perf_counter() - tuned_started
-            files = _gather([write_row_file.submit(staging, j, release_id, spec, roles, order_key)
+            schema = output.release_schema([r.schema for r in recoded], method.published_types(fitted))
+            files = _gather([write_row_file.submit(staging, j, release_id, spec, roles, order_key, schema)
                              for j in range(n)])
             output.clear_pieces(staging)
             published_rows = sum(f.rows for f in files)
@@ -174,7 +175,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             cls_obj = type(base)
             address = _dask_address()
             privacy = measure_privacy(staging / "data", roles, spec, columns, cls_obj.protects,
-                                      cls_obj.protected_columns(roles), address)
+                                      cls_obj.protected_columns(roles), schema, address)
             logger.info("[6/%d] privacy: counted over the row files %s", STEPS,
                         "on the Dask cluster" if address else "in the flow's process")
             promoted = promote_columns(roles, privacy, spec.privacy) if attempt == 1 else None
@@ -194,7 +195,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             sanitizer=sanitizer, unit=method.unit, fitted=fitted, seconds=seconds, columns=columns,
             rows=published_rows, rare=plan.report, privacy=privacy, utility=util, tuning=trace,
             output_checks=[o for f in files for o in f.outcomes], flow_run_id=run_id, sample=sample,
-            class_totals=class_totals)
+            class_totals=class_totals, schema=schema)
         folder, manifest, _ = publish_files(staging, manifest, None, started)
     except BaseException:
         if staging is not None:

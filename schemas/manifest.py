@@ -183,6 +183,10 @@ class Manifest(BaseModel):
         "table in row files under data/ instead of data.parquet (output_sha256 hashes their 'file sha256' lines, "
         "as for parts; each file's metadata carries ppdp.release_id, not the manifest hash, which is computed after "
         "the files are measured); empty for every other release")
+    column_types: dict[str, str] = Field(
+        default_factory=dict, description="a distributed release: each published column's type, the same in every "
+        "row file (pyarrow's name: large_string for text, which every generalized column is, int64, double, ...); "
+        "empty for every other release")
     sample: UtilitySample | None = Field(None, description="a distributed release: the seeded, stratified sample "
                                                            "of records its utility was measured on; null otherwise")
 

@@ -85,8 +85,9 @@ def _write_parquet(frame: pd.DataFrame, path: Path, release_id: str, m_hash: str
     return _write_table(frame, path, release_id, m_hash)[1]
 
 
-def _write_table(frame: pd.DataFrame, path: Path, release_id: str, m_hash: str | None) -> tuple[int, str]:
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+def _write_table(frame: pd.DataFrame | pa.Table, path: Path, release_id: str, m_hash: str | None
+                 ) -> tuple[int, str]:
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[META_RELEASE_ID] = release_id.encode()
     if m_hash is not None:
@@ -444,11 +445,11 @@ def row_staging(root: Path, dataset: str, release_id: str) -> Path:
     return staging
 
 
-def write_data_file(frame: pd.DataFrame, path: Path, release_id: str) -> tuple[int, str]:
-    """Write one row file of a distributed release (``staging / data_file_name(i)``) with pyarrow: the index not
-    written, the key-value metadata ``ppdp.release_id`` (no ``ppdp.manifest_sha256``: the manifest is written
-    after the files, from their measures). Returns (rows, SHA-256 of the file). Raises :class:`PublishError`
-    (one line naming the file, never a value)."""
+def write_data_file(frame: pd.DataFrame | pa.Table, path: Path, release_id: str) -> tuple[int, str]:
+    """Write one row file of a distributed release (``staging / data_file_name(i)``) with pyarrow (a table as it
+    is, in the release's schema; a frame's index not written), the key-value metadata ``ppdp.release_id`` (no
+    ``ppdp.manifest_sha256``: the manifest is written after the files, from their measures). Returns (rows,
+    SHA-256 of the file). Raises :class:`PublishError` (one line naming the file, never a value)."""
     path = Path(path)
     try:
         return _write_table(frame, path, release_id, None)
@@ -575,7 +576,7 @@ def _data_file(staging: Path, name: str, release_id: str) -> DataFile:
 
 def _check_row_schema(staging: Path, names: list[str], manifest: Manifest) -> None:
     """Every row file has the same columns of the same types (as ``ppdp validate FOLDER`` needs), and those are
-    the manifest's ``columns``."""
+    the manifest's ``columns`` and (when it declares them) its ``column_types``."""
     from ppdp.tasks.core.errors import InputError
     from ppdp.tasks.privacy.partitioned import common_schema
 
@@ -587,6 +588,10 @@ def _check_row_schema(staging: Path, names: list[str], manifest: Manifest) -> No
     if [str(n) for n in schema.names] != list(manifest.columns):
         raise PublishError(f"release {manifest.release_id}: its row files' columns are not the manifest's columns; "
                            "nothing published")
+    types = {str(f.name): str(f.type) for f in schema}
+    if manifest.column_types and types != manifest.column_types:
+        raise PublishError(f"release {manifest.release_id}: its row files' types are not the manifest's "
+                           "column_types; nothing published")
 
 
 def column_treatments(roles: Roles, release_treatments: dict[str, str], method: str, unit: str,

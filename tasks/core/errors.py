@@ -9,6 +9,7 @@ class PpdpError(Exception):
 
     exit_code = 2
     status = "error"
+    prefix = "error"  # how the CLI introduces the message
 
 
 class SpecError(PpdpError):
@@ -28,7 +29,16 @@ class ReleaseRejected(PpdpError):
 
     exit_code = 3
     status = "rejected"
+    prefix = "rejected"
 
     def __init__(self, message: str, failed_gates: list[str] | None = None) -> None:
         super().__init__(message)
         self.failed_gates = list(failed_gates or [])
+
+
+class InternalError(PpdpError):
+    """ppdp failed on what it made itself (its own staged output, say), not on the user's spec or input: a bug to
+    report, never blamed on the input. Nothing is published."""
+
+    exit_code = 1
+    prefix = "internal error"

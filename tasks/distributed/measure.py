@@ -16,11 +16,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import identity_by
 from ppdp.schemas.reports import AttackerView, PrivacyReport, Roles, UtilityReport
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks.core.errors import InternalError, PpdpError
 
 
 def known_columns(roles: Roles, columns: list[str]) -> tuple[list[str], list[str]]:
@@ -32,9 +34,11 @@ def known_columns(roles: Roles, columns: list[str]) -> tuple[list[str], list[str
 
 
 def measure_published(data: Path, roles: Roles, spec: ReleaseSpec, columns: list[str], protects: str,
-                      protected: list[str], cluster: str | None = None) -> PrivacyReport:
-    """The release's privacy report from the row files in ``data`` (see the module docstring); ``cluster``: a Dask
-    scheduler's address to count on (None: in this process)."""
+                      protected: list[str], schema: pa.Schema, cluster: str | None = None) -> PrivacyReport:
+    """The release's privacy report from the row files in ``data`` (see the module docstring), read by the
+    release's own ``schema`` (:func:`ppdp.tasks.distributed.output.release_schema`), never by the checks for
+    hostile input; ``cluster``: a Dask scheduler's address to count on (None: in this process). A failure to
+    measure them is ppdp's own (:class:`InternalError`), never blamed on the input."""
     from ppdp.tasks.privacy.attacker import accept_of, check_floor
     from ppdp.tasks.privacy.measure import check_gates
     from ppdp.tasks.privacy.partitioned import validate_folder
@@ -43,8 +47,12 @@ def measure_published(data: Path, roles: Roles, spec: ReleaseSpec, columns: list
     sa = [s for s in roles.names(Role.sensitive) if s in columns]
     policy = spec.privacy
     hierarchies = {s: p for s, p in policy.hierarchies.items() if s in sa} or None
-    checked = validate_folder(data, [*qis, *beside], sa, policy, na_values=[], hierarchies=hierarchies,
-                              cluster=cluster)
+    try:
+        checked = validate_folder(data, [*qis, *beside], sa, policy, na_values=[], hierarchies=hierarchies,
+                                  cluster=cluster, schema=schema)
+    except PpdpError as exc:
+        raise InternalError(f"measuring the release's own row files in {data} failed ({exc}); nothing was "
+                            "published") from None
     report = checked.report
     risk = report.risk
     assert risk is not None

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Treatment
@@ -37,6 +38,9 @@ from ppdp.tasks.distributed.inputs import Counts, Inputs, row_counts, summed_cou
 from ppdp.tasks.distributed.rare import RarePlan
 
 # -- the interface ---------------------------------------------------------------------------------------------
+TEXT = pa.large_string()
+"""The type of a column a method publishes as labels (values, intervals, ``*``), whatever its input type: text, as
+pandas writes a text column (the one-table release's type for the same column)."""
 
 
 @dataclass
@@ -118,6 +122,11 @@ class PartitionedMethod(ABC):
     @abstractmethod
     def recode(self, fitted: Fitted, frame: pd.DataFrame, allotted: Any) -> pd.DataFrame:
         """One partition's published rows (same row order as ``frame``)."""
+
+    def published_types(self, fitted: Fitted) -> dict[str, pa.DataType]:
+        """The type of each column the method recodes, in every row file (the other columns keep their
+        partitions' types, unified: :func:`ppdp.tasks.distributed.output.release_schema`)."""
+        return {}
 
 
 def _quasi_identifiers(method: str, verb: str, roles: Roles, counts: Counts, hierarchies: Any
@@ -358,6 +367,11 @@ class Generalization(PartitionedMethod):
             out[q] = _publish(h, c, level, pool)
         return out
 
+    def published_types(self, fitted):
+        """Every quasi-identifier as text: labels at the node, ``*`` for suppressed records (an integer column at
+        level 0 holds its numbers as text beside ``*``)."""
+        return {q: TEXT for q in fitted.model.qis}
+
 
 # -- Mondrian ----------------------------------------------------------------------------------------------------
 MONDRIAN_PART_ROWS = 2_000_000
@@ -553,6 +567,10 @@ class Mondrian(PartitionedMethod):
         for j, d in enumerate(dims):
             out[d.name] = labels[j][leaf_codes[j][leaf]]  # code -1 (all missing) picks the appended None
         return out
+
+    def published_types(self, fitted):
+        """Every quasi-identifier as text: a part's value, interval or hierarchy label (``*`` at the root)."""
+        return {d.name: TEXT for d in fitted.model[0]}
 
 
 def finish_part(job: Any) -> tuple[pd.DataFrame, list[np.ndarray]]:

@@ -123,11 +123,13 @@ class Recoded:
     sample_original: pd.DataFrame
     sample_published: pd.DataFrame
     pieces: int
+    schema: pa.Schema  # the types of its published columns, before the release's schema unifies them
 
 
-def write_pieces(published: pd.DataFrame, staging: Path, index: int, files: int, seed: int) -> int:
+def write_pieces(published: pd.DataFrame, staging: Path, index: int, files: int, seed: int) -> tuple[int, pa.Schema]:
     """Spread one partition's published rows over ``files`` row files at random: piece files
-    ``.shuffle/<file>-<partition>.parquet``; returns how many were written."""
+    ``.shuffle/<file>-<partition>.parquet``; returns how many were written and the pieces' schema (the types
+    pyarrow gives this partition's published columns, metadata aside)."""
     folder = staging / SHUFFLE
     folder.mkdir(exist_ok=True)
     target = np.random.default_rng(seed).integers(0, files, size=len(published))
@@ -141,7 +143,7 @@ def write_pieces(published: pd.DataFrame, staging: Path, index: int, files: int,
             continue
         pq.write_table(table.take(pa.array(rows)), folder / f"{f:05d}-{index:05d}.parquet")
         written += 1
-    return written
+    return written, table.schema.remove_metadata()
 
 
 def recode_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
@@ -151,10 +153,53 @@ def recode_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles
     files, and keep its utility sample."""
     frame = load_partition(spec, inputs, index, roles, pseudonym_key, rare)
     published = method.recode(fitted, frame, allotted)
-    pieces = write_pieces(published, staging, index, files, derived_seed(spec.seed, order_key, "files", index))
+    pieces, schema = write_pieces(published, staging, index, files,
+                                  derived_seed(spec.seed, order_key, "files", index))
     rows = sample_rows(frame, roles.class_column, sample_take, derived_seed(spec.seed, None, "sample", index))
     return Recoded(index=index, rows=len(frame), sample_original=frame.iloc[rows].reset_index(drop=True),
-                   sample_published=published.iloc[rows].reset_index(drop=True), pieces=pieces)
+                   sample_published=published.iloc[rows].reset_index(drop=True), pieces=pieces, schema=schema)
+
+
+def _plain(kind: pa.DataType) -> pa.DataType:
+    """A dictionary column by its values' type (partitions' dictionaries differ in size, hence in index width)."""
+    return kind.value_type if pa.types.is_dictionary(kind) else kind
+
+
+def release_schema(schemas: list[pa.Schema], declared: dict[str, pa.DataType]) -> pa.Schema:
+    """The release's schema: one type per published column, the type of that column in every row file.
+
+    ``schemas``: each partition's published columns as pyarrow typed them (:class:`Recoded`); ``declared``: the
+    method's type for each column it recodes (:meth:`PartitionedMethod.published_types`: text for a generalized
+    column, whose values are labels, intervals or ``*`` whatever the input type). Every other column gets its
+    partitions' types unified as pandas types the whole table (one table read at once): a partition's all-missing
+    text column (no type of its own) takes the others' type, integers beside a partition's missing values (read as
+    floats) become floats, a dictionary is its values' type. Partitions whose types cannot be unified are an
+    :class:`InternalError` (ppdp published a column two ways; the input's partitions agree on their schema)."""
+    from ppdp.tasks.core.errors import InternalError
+    from ppdp.tasks.core.labels import column_label
+
+    names = list(schemas[0].names) if schemas else []
+    if any(list(s.names) != names for s in schemas):
+        raise InternalError("the partitions' published columns differ (names or order); nothing was published")
+    fields = []
+    for i, name in enumerate(names):
+        if name in declared:
+            fields.append(pa.field(name, declared[name]))
+            continue
+        kinds = [pa.schema([pa.field(name, _plain(s.field(i).type))]) for s in schemas]
+        try:
+            fields.append(pa.unify_schemas(kinds, promote_options="permissive").field(0))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
+            seen = sorted({str(k.field(0).type) for k in kinds})
+            raise InternalError(f"the partitions publish {column_label(i + 1, name)} as {' and '.join(seen)}, which "
+                                "do not unify; nothing was published") from None
+    return pa.schema(fields)
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """``table`` (a piece of one partition's rows) in the release's schema: its columns cast to their declared
+    types, no pandas metadata (readers type the columns from the schema alone)."""
+    return pa.Table.from_arrays([table.column(f.name).cast(f.type) for f in schema], schema=schema)
 
 
 @dataclass
@@ -167,10 +212,11 @@ class RowFile:
 
 
 def write_row_file(staging: Path, number: int, release_id: str, spec: ReleaseSpec, roles: Roles,
-                   order_key: bytes | None) -> RowFile:
-    """Row file ``number``: its pieces read, shuffled, checked with the output suite (identifiers absent or
-    pseudonyms; the class-based expectations are measured over every file from counts instead) and written as
-    ``data/part-<number>.parquet``; its pieces removed. A file with no piece is not written."""
+                   order_key: bytes | None, schema: pa.Schema) -> RowFile:
+    """Row file ``number``: its pieces read in the release's ``schema`` (:func:`release_schema`: every row file has
+    the same types), shuffled, checked with the output suite (identifiers absent or pseudonyms; the class-based
+    expectations are measured over every file from counts instead) and written as ``data/part-<number>.parquet``;
+    its pieces removed. A file with no piece is not written."""
     from ppdp.expectations import validate_frame
     from ppdp.tasks.layout import data_file_name
     from ppdp.tasks.publish import output_suite, write_data_file
@@ -179,16 +225,16 @@ def write_row_file(staging: Path, number: int, release_id: str, spec: ReleaseSpe
     name = data_file_name(number)
     if not pieces:
         return RowFile(name, 0, [])
-    table = pa.concat_tables([pq.read_table(p) for p in pieces], promote_options="default")
+    table = pa.concat_tables([conform(pq.read_table(p), schema) for p in pieces])
+    perm = np.random.default_rng(derived_seed(spec.seed, order_key, "order", number)).permutation(table.num_rows)
+    table = table.take(pa.array(perm))
     frame = table.to_pandas()
-    perm = np.random.default_rng(derived_seed(spec.seed, order_key, "order", number)).permutation(len(frame))
-    frame = frame.iloc[perm].reset_index(drop=True)
     outcomes = validate_frame(frame, output_suite(list(frame.columns), roles, spec, "record"))
     failed = [o for o in outcomes if not o.success]
     if failed:
         raise ReleaseRejected(f"output suite failed on {name}: " + "; ".join(
             o.expectation + (f"({o.column})" if o.column else "") for o in failed), [o.expectation for o in failed])
-    rows, _ = write_data_file(frame, staging / name, release_id)
+    rows, _ = write_data_file(table, staging / name, release_id)
     for p in pieces:
         p.unlink()
     return RowFile(name, rows, outcomes)

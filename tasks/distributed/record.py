@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import pyarrow as pa
+
 from ppdp.schemas.manifest import Manifest, UtilitySample
 from ppdp.schemas.reports import (
     ExpectationOutcome,
@@ -35,7 +37,7 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
                    ingest: IngestReport, sanitizer: Any, unit: str, fitted: Fitted, seconds: float, columns: list[str],
                    rows: int, rare: RareCategoryReport, privacy: PrivacyReport, utility: UtilityReport,
                    tuning: TuningTrace, output_checks: list[ExpectationOutcome], flow_run_id: str | None,
-                   sample: SamplePlan, class_totals: dict[str, int]) -> Manifest:
+                   sample: SamplePlan, class_totals: dict[str, int], schema: pa.Schema) -> Manifest:
     """The manifest of a partitioned release about to be published (its ``data_files`` and ``output_sha256`` are
     filled in by :func:`ppdp.tasks.publish.publish_row_files`)."""
     from ppdp.tasks.publish import collect_versions, column_treatments
@@ -52,5 +54,6 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
         spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,
         seed=spec.seed, privacy=privacy, series=None, utility=utility, tuning=tuning,
         output_checks=merged_outcomes(output_checks), versions=collect_versions(), flow_run_id=flow_run_id,
+        column_types={f.name: str(f.type) for f in schema},
         sample=UtilitySample(rows=sample.size, population=sample.population, seed=spec.seed,
                              per_class=named_per_class(sample.per_class, class_totals, spec.label_k)))

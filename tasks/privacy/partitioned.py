@@ -65,8 +65,10 @@ __all__ = [
     "Layout",
     "build_plan",
     "cell_counts",
+    "check_release_schema",
     "column_counts",
     "common_schema",
+    "file_schema",
     "measure_cells",
     "merge_cells",
     "partition_files",
@@ -148,6 +150,32 @@ def common_schema(files: Sequence[Path]) -> pa.Schema:
                                  f"{first_path} (the partitions' schemas must agree)")
     assert first is not None
     return first
+
+
+def file_schema(path: Path) -> pa.Schema:
+    """A Parquet file's schema without its key-value metadata (one line when it cannot be read)."""
+    try:
+        return pq.read_schema(path).remove_metadata()
+    except (pa.ArrowException, OSError):
+        raise InputError(f"{path}: not a readable Parquet file") from None
+
+
+def check_release_schema(files: Sequence[Path], schema: pa.Schema) -> pa.Schema:
+    """A release's own row files: every file has exactly ``schema``'s columns and types (the type the release
+    declared for each column, metadata aside); one line naming the file and the column otherwise. Their values
+    are the release's, not input: they are not checked as hostile input is."""
+    want = schema.remove_metadata()
+    for path in files:
+        have = file_schema(path)
+        if have.equals(want):
+            continue
+        for i in range(max(len(have), len(want))):
+            if i >= len(have) or i >= len(want) or have.names[i] != want.names[i]:
+                raise InputError(f"{path}: its columns are not the release's columns {want.names}")
+            if not have.field(i).type.equals(want.field(i).type):
+                raise InputError(f"{path}: {column_label(i + 1, have.names[i])} has type {have.field(i).type}, "
+                                 f"the release declares {want.field(i).type}")
+    return want
 
 
 # -- values as keys ---------------------------------------------------------------------------------------------
@@ -644,9 +672,10 @@ class _Counted(_Coded):
 
 
 def build_plan(where: str, schema: pa.Schema, qi: list[str], sa: list[str], merged: list[tuple[pa.Array, np.ndarray]],
-               na_values: list[str], *, batch_rows: int = BATCH_ROWS, reduce_rows: int = REDUCE_ROWS) -> CountPlan:
-    """Checks every column as the single-file path does (from its distinct values and counts) and makes the
-    plan of pass 2."""
+               na_values: list[str], *, batch_rows: int = BATCH_ROWS, reduce_rows: int = REDUCE_ROWS,
+               checked: bool = True) -> CountPlan:
+    """Checks every column as the single-file path does (from its distinct values and counts; not when
+    ``checked`` is False: a release's own row files) and makes the plan of pass 2."""
     by_name = {str(n).strip(): n for n in schema.names}
     names = [*qi, *sa]
     ranks: list[np.ndarray | None]  # None for a quasi-identifier
@@ -657,7 +686,8 @@ def build_plan(where: str, schema: pa.Schema, qi: list[str], sa: list[str], merg
         series = _pandas_values(values, field, schema.metadata)
         numeric = pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
         column = _Counted(np.zeros(0, dtype=np.int64), pd.Index(series), numeric, None, False, counts)
-        _check_column(name, column, name in qi, where)
+        if checked:
+            _check_column(name, column, name in qi, where)
         nulls = np.flatnonzero(np.asarray(values.is_null()))
         null_codes.append(int(nulls[0]) if nulls.size else -1)
         dictionaries.append(values)
@@ -678,7 +708,8 @@ def build_plan(where: str, schema: pa.Schema, qi: list[str], sa: list[str], merg
 def validate_folder(folder: Path, qi: list[str], sa: list[str], thresholds: PrivacyThresholds, *,
                     na_values: list[str] | None = None, population: Path | None = None,
                     hierarchies: dict[str, Path] | None = None, attack: int = 0, cluster: str | None = None,
-                    batch_rows: int = BATCH_ROWS, reduce_rows: int = REDUCE_ROWS) -> FolderValidation:
+                    batch_rows: int = BATCH_ROWS, reduce_rows: int = REDUCE_ROWS,
+                    schema: pa.Schema | None = None) -> FolderValidation:
     """Measure and gate a partitioned Parquet table (a folder of files, see :func:`partition_files`) as
     :func:`ppdp.tasks.privacy.validate.validate_file` measures and gates one file: same checks, same report,
     same gates, from per-partition counts (see the module docstring).
@@ -696,10 +727,16 @@ def validate_folder(folder: Path, qi: list[str], sa: list[str], thresholds: Priv
         scheduler's address (``tcp://host:8786``). The report is the same.
     batch_rows, reduce_rows
         Rows per batch read, rows buffered before counting (memory per partition task).
+    schema : pyarrow.Schema, optional
+        The folder is a release's own row files (``data/`` of a distributed release) and this its schema: every
+        file must have exactly these columns and types (:func:`check_release_schema`), and the values are measured
+        as the release declared them, without the checks for hostile input (numbers with stray text, mixed types,
+        an entirely missing quasi-identifier): a generalized integer column holds numbers and ``*`` as text.
     """
     where = str(folder)
     files = partition_files(folder)
-    schema = common_schema(files)
+    release = schema is not None
+    schema = check_release_schema(files, schema) if schema is not None else common_schema(files)
     by_name = {str(n).strip(): n for n in schema.names}
     _check_names(list(by_name), qi, sa, where)
     if attack:
@@ -720,7 +757,8 @@ def validate_folder(folder: Path, qi: list[str], sa: list[str], thresholds: Priv
             kind = _same_type(schema.field(columns[i]).type)
             merged.append(_merge_values(parts, kind))
         del first
-        plan = build_plan(where, schema, qi, sa, merged, na, batch_rows=batch_rows, reduce_rows=reduce_rows)
+        plan = build_plan(where, schema, qi, sa, merged, na, batch_rows=batch_rows, reduce_rows=reduce_rows,
+                          checked=not release)
         needs_sa = thresholds.sensitive_gates()
         if needs_sa and not sa:
             raise InputError(f"--{needs_sa[0]}: this gate needs a sensitive attribute (--sa)")

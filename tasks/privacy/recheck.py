@@ -457,6 +457,7 @@ def row_files_integrity(folder: Path, manifest: Manifest, hashes: dict[str, str]
     import os
 
     from ppdp.tasks.layout import DATA_FOLDER, parts_digest, read_parquet_metadata
+    from ppdp.tasks.privacy.partitioned import file_schema
 
     out = []
     listed = {f.file: f for f in manifest.data_files}
@@ -475,6 +476,9 @@ def row_files_integrity(folder: Path, manifest: Manifest, hashes: dict[str, str]
         try:
             if read_parquet_metadata(folder / name).get("ppdp.release_id") != manifest.release_id:
                 out.append(f"{name} names another release in its metadata")
+            if manifest.column_types and {str(f.name): str(f.type) for f in file_schema(folder / name)
+                                          } != manifest.column_types:
+                out.append(f"{name} does not have the manifest's column_types")
         except Exception:  # noqa: BLE001 - pyarrow raises many types; the message may quote data
             out.append(f"{name} is not a readable Parquet file")
     if manifest.output_sha256 is not None and parts_digest(
@@ -543,23 +547,27 @@ _COUNTED_FLOOR = ("floor: records alone", "floor: average risk")
 def _count_row_files(folder: Path, manifest: Manifest, cluster: str | None = None) -> dict[str, Claim]:
     """The claims counts re-measure over ``folder/data``, by name: the policy's over the release's
     quasi-identifiers and sensitive attributes, and the floor's records alone and average risk over the attacker's
-    known columns (a second pass when those differ)."""
+    known columns (a second pass when those differ). The files are read as the release's own (one schema, the
+    first file's, which every file must have; values as published, not checked as hostile input), as the release
+    measured them before publishing."""
     from ppdp.schemas.privacy import PrivacyThresholds
     from ppdp.tasks.layout import DATA_FOLDER
-    from ppdp.tasks.privacy.partitioned import validate_folder
+    from ppdp.tasks.privacy.partitioned import file_schema, partition_files, validate_folder
 
     p, policy = manifest.privacy, manifest.spec.privacy
     data = folder / DATA_FOLDER
     qi, sa = list(p.quasi_identifiers), list(p.sensitive_attributes)
     hierarchies = {k: Path(v) for k, v in policy.hierarchies.items() if k in sa} or None
-    report = validate_folder(data, qi, sa, policy, na_values=[], hierarchies=hierarchies, cluster=cluster).report
+    schema = file_schema(partition_files(data)[0])
+    report = validate_folder(data, qi, sa, policy, na_values=[], hierarchies=hierarchies, cluster=cluster,
+                             schema=schema).report
     out = {c.name: c for c in report.claims if c.name not in _NOT_FROM_COUNTS}
     view = p.attacker_view
     if view is None or p.floor is None or "classes" not in p.floor.applies:
         return out
     known = [*view.quasi_identifiers, *view.counted_columns]
     seen = report if known == qi else validate_folder(data, known, [], PrivacyThresholds(), na_values=[],
-                                                      cluster=cluster).report
+                                                      cluster=cluster, schema=schema).report
     if seen.risk is None:
         return out
     again = view.model_copy(update={
