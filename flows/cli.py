@@ -160,11 +160,16 @@ def run(
         from ppdp.tasks.privacy.series import series_line
 
         console.print(f"  series        {series_line(result.series)}", markup=False)
-    console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows {result.accuracy_original:.4f})")
-    for label, acc in result.per_class.items():
-        console.print(f"    class {label:<12} {acc:.4f}", markup=False)
-    for name, value in result.delta_r.items():
-        console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
+    if result.unit == "differential_privacy":  # measured on real held-out rows: kept in the private record
+        console.print("  utility       the gates hold (the figures, measured on real rows, are withheld: see the "
+                      "publisher's private record)", markup=False)
+    else:
+        console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows "
+                      f"{result.accuracy_original:.4f})")
+        for label, acc in result.per_class.items():
+            console.print(f"    class {label:<12} {acc:.4f}", markup=False)
+        for name, value in result.delta_r.items():
+            console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
     if timings:
         from ppdp.flows.steps import step_breakdown, steps_seconds
 
@@ -471,7 +476,14 @@ def _print_comparison(result) -> None:
         name, risk = risk_of(best)
         console.print(f"recommended   {result.recommendation}", markup=False)
         source = "the spec" if best.policy_source == "spec" else "the safety floor"
-        console.print(f"  policy      {', '.join(best.policy)} ({source}); {name} {num(risk, 4)}", markup=False)
+        risk_text = f"{name} {num(risk, 4)}"
+        if risk is None and best.by_construction:
+            risk_text = f"{name}: not a measure (fixed by construction)"
+        console.print(f"  policy      {', '.join(best.policy)} ({source}); {risk_text}", markup=False)
+        if best.not_applicable_reason:
+            console.print(f"  not judged  {best.not_applicable_reason}", markup=False)
+        for line in result.not_carried:
+            console.print(f"  not carried {line}", markup=False)
     else:
         console.print(f"no recommendation: {result.recommendation}", markup=False)
     for note in result.notes:
@@ -704,7 +716,7 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool, cluste
         console.print_json(json.dumps({
             "release": str(folder), "release_id": m.release_id, "unit": m.unit, "holds": result.holds,
             "below_floor": result.below_floor.model_dump(mode="json") if result.below_floor else None,
-            "exit_code": result.exit_code,
+            "exit_code": result.exit_code, "input_note": result.input_note,
             "claims": [{**c.claim.model_dump(mode="json"), "verdict": c.verdict, "rechecked_value": c.value,
                         "note": c.note} for c in result.checks]}))
     else:
@@ -719,6 +731,8 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool, cluste
         elif m.privacy.floor is None:
             console.print("  made before the safety floor: its figures are re-measured below as new claims",
                           markup=False)
+        if result.input_note:
+            console.print(f"  {result.input_note}", markup=False)
         for c in result.checks:
             value = "n/a" if c.claim.value is None else f"{c.claim.value:.6g}"
             console.print(f"  {c.claim.name:<22} {value:>10} {c.claim.comparison} {c.claim.threshold:<8g} "
@@ -834,6 +848,38 @@ def series(
                   markup=False)
 
 
+@app.command("series-rekey")
+def series_rekey(
+    root: Path = typer.Option(..., "--root", metavar="DIR", help="The publish root whose ledger to bind."),
+    old_key_file: Path = typer.Option(..., "--old-key-file", metavar="FILE", help="A file holding the series key "
+                                      "the ledger was written with (the old key, on one line)."),
+) -> None:
+    """Bind a publish root's series ledger to this machine's series key after the key was rotated.
+
+    The ledger's own fingerprint key is unwrapped with the old series key and wrapped again with the current one
+    ($PPDP_SERIES_KEY, else the config folder's series-key); fingerprints and history do not change, so releases
+    stay judged with every earlier one.
+
+    \b
+    Exit codes:
+      0  the ledger is bound to the current key
+      2  no ledger for the root, or the old key does not open it"""
+    from ppdp.tasks import series as ledger
+    from ppdp.tasks.core.errors import PpdpError
+
+    try:
+        old = old_key_file.read_bytes().strip()
+    except OSError as exc:
+        fail(f"error: --old-key-file {old_key_file}: cannot read it ({exc.strerror})", 2)
+    if len(old) < ledger.MIN_KEY_CHARS:
+        fail(f"error: --old-key-file {old_key_file}: a series key has at least {ledger.MIN_KEY_CHARS} characters", 2)
+    try:
+        before, after = ledger.rekey(root, old)
+    except PpdpError as exc:
+        fail(f"error: {exc}", 2)
+    console.print(f"series ledger of {root} bound to the series key {after} (was {before})", markup=False)
+
+
 @audit_app.command("list")
 def audit_list(root: Path = RootOption) -> None:
     """List every run recorded under the publish root, oldest first.
@@ -921,7 +967,9 @@ def _manifest_summary(folder: Path) -> tuple[list[tuple[str, str]], dict]:
             summary = [("folder", str(folder)), ("method", m.method.name),
                        *((f"  {key}", _readable(value)) for key, value in (m.method.params or {}).items()),
                        ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
-                       ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}")]
+                       ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}"
+                        if m.utility is not None else "withheld (measured on the input: in the publisher's private "
+                                                      "record)")]
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except Exception as exc:  # noqa: BLE001 - a damaged manifest is one line, never a traceback
         fail(f"error: {folder / 'manifest.json'} cannot be read ({type(exc).__name__}); run ppdp audit verify", 1)
@@ -983,11 +1031,14 @@ def audit_verify(
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
+    notes: list[str] = []
     try:
         head = audit.parse_head(expect_head) if expect_head is not None else None
-        problems = audit.verify(root, expect_head=head)
+        problems = audit.verify(root, expect_head=head, notes=notes)
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
+    for note in notes:  # what was not checked and why (input digests need the publisher's key): no finding
+        console.print(f"note: {note}", markup=False)
     if problems:
         for p in problems:
             console_err.print(f"ppdp: audit: {p}", markup=False)

@@ -69,8 +69,8 @@ def compare_flow(spec_path: str, overrides: list[str] | None = None,
         del frame
         order_key = compare.existing_order_key(spec)
         planned = compare.plan(spec, methods)
-        logger.info("compare: %d rows, %d methods (%d without a valid spec)", ingest_report.rows, len(planned),
-                    sum(1 for p in planned if p[3] is not None))
+        logger.info("compare: %d rows, %d methods (%d not run or without a valid spec)", ingest_report.rows,
+                    len(planned), sum(1 for p in planned if p[3] is not None))
         futures = [(name, compare_one.submit(method, protected, roles, source, order_key))
                    for name, method, source, row in planned if row is None]
         rows = [row for _, _, _, row in planned if row is not None]
@@ -78,7 +78,8 @@ def compare_flow(spec_path: str, overrides: list[str] | None = None,
             row = future.result()
             rows.append(row)
             logger.info("compare: %s %s", name, _figures(row))
-        result = compare.summarize(rows, spec, input_sha256=ingest_report.input_sha256, input_rows=ingest_report.rows,
+        result = compare.summarize(rows, spec, input_digest=ingest_report.input_digest,
+                                   input_key_id=ingest_report.input_key_id, input_rows=ingest_report.rows,
                                    seconds=time.perf_counter() - started)
         logger.info("compare: recommended %s", result.recommendation)
         try:  # a courtesy: the result stands without it

@@ -39,7 +39,7 @@ from prefect.runtime import flow_run, task_run
 from prefect.states import Failed
 
 from ppdp.flows.steps import step
-from ppdp.schemas.federate import FederateResult, PartyRecord
+from ppdp.schemas.federate import FederateResult
 from ppdp.tasks import audit, federated
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.errors import PpdpError, SpecError
@@ -140,18 +140,18 @@ def federate_flow(spec_path: str, overrides: list[str] | None = None) -> Federat
                     spec.dataset, len(spec.parties), len(spec.attributes), layout.size)
         check_federation(spec)
         received: dict[str, list] = {m: [] for m in federated.MIXERS}
-        parties: list[PartyRecord] = []
+        hashes: list[tuple[str, str]] = []  # each party's name and file SHA-256 (only keyed digests are published)
         for party in spec.parties:
             # a subflow that returns a Failed state raises it: the call gives the party's shares
             shares = cast(federated.PartyShares,
                           party_flow(spec_path=spec_path, overrides=overrides, party=party.name, spec_sha256=sha))
             received["A"].append(shares.share_a)
             received["B"].append(shares.share_b)
-            parties.append(PartyRecord(name=shares.name, file_sha256=shares.file_sha256))
+            hashes.append((shares.name, shares.file_sha256))
             logger.info("[2/%d] party %s: one share sent to each mixer", STEPS, party.name)
         futures = {m: mixer.submit(m, received[m]) for m in federated.MIXERS}
         sums = {m: f.result() for m, f in futures.items()}
-        logger.info("[3/%d] mixers A and B: %d shares summed each", STEPS, len(parties))
+        logger.info("[3/%d] mixers A and B: %d shares summed each", STEPS, len(hashes))
         counts = combine_sums(sums["A"], sums["B"], layout)
         result = min_count(counts, layout, spec.min_count)
         logger.info("[4/%d] min_count k=%d (%s): %d cells suppressed, %d complementary, suppression audit %s", STEPS,
@@ -159,11 +159,12 @@ def federate_flow(spec_path: str, overrides: list[str] | None = None) -> Federat
                     "passed" if result.audited else "not run")
         frame = model_table(result, layout)
         manifest = build_manifest(release_id=release_id, started=started, spec=spec, spec_sha256=sha,
-                                  parties=parties, result=result, rows=layout.size, flow_run_id=run_id)
+                                  parties=federated.party_records(spec, hashes), result=result, rows=layout.size,
+                                  flow_run_id=run_id)
         folder, manifest = publish_model(frame, manifest, started)
         logger.info("[5/%d] published %s", STEPS, folder)
         return FederateResult(release_id=release_id, dataset=spec.dataset, folder=str(folder),
-                              parties=[p.name for p in parties], cells=layout.size, suppressed_cells=result.primary,
+                              parties=[name for name, _ in hashes], cells=layout.size, suppressed_cells=result.primary,
                               complementary_cells=result.complementary)
     except PpdpError as exc:
         root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)

@@ -26,7 +26,10 @@ from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks import gates, publish, secrets, series, tag, tune, utility
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.distributed import inputs, measure, methods, output, rare, record
+from ppdp.tasks.distributed import series as distributed_series
 from ppdp.tasks.privacy import judge
+from ppdp.tasks.privacy import series as series_judge
+from ppdp.tasks.privacy.series import series_line
 from ppdp.tasks.sanitize.registry import build_sanitizer
 
 list_inputs = step(inputs.list_inputs, "preflight", lambda p: p["spec"].dataset)
@@ -55,6 +58,9 @@ measure_utility = step(measure.measure_utility, "check-utility", lambda p: p["sp
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
 build_manifest = step(record.build_manifest, "build-manifest", lambda p: p["release_id"])
 publish_files = step(publish.publish_row_files, "publish", lambda p: p["manifest"].release_id)
+find_identity = step(distributed_series.partitioned_identity, "fingerprint-basis")
+judge_series = step(series_judge.judge_partitioned, "judge-series", lambda p: p["spec"].dataset)
+enforce_series = step(gates.enforce_series, "enforce-series-gates")
 
 
 def _gather(futures: list) -> list:
@@ -80,22 +86,8 @@ def _dask_address() -> str | None:
         return None
 
 
-def _refuse_series(spec: ReleaseSpec) -> None:
-    """A distributed release does not fingerprint its records, so it cannot be judged with earlier releases of
-    its dataset, nor can later releases be judged with it (they refuse: it is in the audit trail, not in the
-    ledger). Refused when the dataset has any earlier release."""
-    states = series._audit_states(spec.publish.root, spec.dataset)
-    held = series.dataset_releases(spec.publish.root, spec.dataset, states)
-    earlier = sorted({rid for rid, s in states.items() if s in ("published", "pending")}
-                     | {r.release_id for r, s in held if s in ("published", "pending")})
-    if earlier:
-        raise series.SeriesError(f"series: dataset {spec.dataset} has an earlier release ({earlier[-1]}); a release of "
-                             "a partitioned input does not fingerprint its records, so it is not judged with a "
-                             "series: publish it under a new dataset name or publish root")
-
-
 def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime, run_id: str | None,
-                        spec_sha256: str, known: dict[str, str | None], logger) -> ReleaseResult:
+                        spec_sha256: str, known: dict[str, Any], logger) -> ReleaseResult:
     """The release of a partitioned input (see the module docstring); raises a :class:`PpdpError` when refused,
     having removed anything staged."""
     method = methods.partitioned_method(spec.method.name)
@@ -103,16 +95,18 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
         raise SpecError(f"spec tuning.strategy: {spec.tuning.strategy} evaluates values on rows, which a partitioned "
                         "input does not hold in one place: use fixed (the method's parameters) or lattice")
     src = list_inputs(spec)
-    _refuse_series(spec)
+    ledger_key = series.ledger_key(spec.publish.root)  # the ledger opens with this machine's series key
     n = len(src.files)
     logger.info("[1/%d] input %s: %d partitions", STEPS, src.folder, n)
     roles = tag_columns(sample_frame(spec, src), spec)
     logger.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s (roles detected on the "
                 "first partition)", STEPS, len(roles.quasi_identifiers), len(roles.identifiers),
                 spec.identifiers.action, "declared" if roles.class_column else "none")
-    parts = _gather([ingest_partition.submit(spec, src, i, roles) for i in range(n)])
+    parts = _gather([ingest_partition.submit(spec, src, i, roles, ledger_key.hash_key) for i in range(n)])
+    identity = find_identity(spec.publish.root, roles, src.header,
+                             distributed_series.constant_columns([p.constants for p in parts]), ledger_key)
     report = ingest_report(spec, src, parts)
-    known["input_sha256"] = report.input_sha256
+    known.update(report.digests())
     counts = merge_counts(parts)
     logger.info("[2/%d] ingest: %d rows in %d partitions, %d expectations passed in each", STEPS, report.rows, n,
                 report.expectation_count)
@@ -161,8 +155,10 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
                 allotted = method.allot(fitted, _gather([allot_partition.submit(method, allot_job, spec, src, i,
                                                                                  roles, key, plan) for i in range(n)]))
             staging = publish.row_staging(spec.publish.root, spec.dataset, release_id)
+            protected = tuple(type(base).protected_columns(roles))
             recoded = _gather([recode_partition.submit(spec, src, i, roles, key, plan, method, fitted_arg, allotted[i],
-                                                       staging, n, order_key, sample.take[i]) for i in range(n)])
+                                                       staging, n, order_key, sample.take[i], identity, protected)
+                               for i in range(n)])
             seconds = time.perf_counter() - tuned_started
             schema = output.release_schema([r.schema for r in recoded], method.published_types(fitted))
             files = _gather([write_row_file.submit(staging, j, release_id, spec, roles, order_key, schema)
@@ -185,6 +181,11 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             roles = promoted
         privacy = enforce_privacy(privacy)
         log_privacy(logger, privacy)
+        judged = judge_series(spec=spec, roles=roles, identity=identity, staging=staging,
+                              protected_columns=type(base).protected_columns(roles), now=started,
+                              columns=[f.name for f in schema])
+        enforce_series(judged.report)
+        logger.info("[6/%d] series: %s", STEPS, series_line(judged.report))
         original, published = output.join_samples(recoded)
         util = enforce_utility(measure_utility(spec, roles, original, published))
         util = utility.name_counted_classes(util, class_totals, spec.label_k)
@@ -195,8 +196,12 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             sanitizer=sanitizer, unit=method.unit, fitted=fitted, seconds=seconds, columns=columns,
             rows=published_rows, rare=plan.report, privacy=privacy, utility=util, tuning=trace,
             output_checks=[o for f in files for o in f.outcomes], flow_run_id=run_id, sample=sample,
-            class_totals=class_totals, schema=schema)
-        folder, manifest, _ = publish_files(staging, manifest, None, started)
+            class_totals=class_totals, schema=schema, series=judged.report)
+        assert staging is not None  # the loop above staged the row files
+        incoming = distributed_series.take_ledger_members(staging, release_id)
+        record = series.record_of(spec, release_id, started, manifest.method, manifest.rows, privacy.k, identity,
+                                  judged.report, None, judged.seen, staged=incoming)
+        folder, manifest, _ = publish_files(staging, manifest, None, started, record)
     except BaseException:
         if staging is not None:
             publish.discard_staging(staging)
@@ -206,6 +211,6 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
         release_id=release_id, status="published", reason="published", folder=str(folder), unit=method.unit,
         report=str(Path(folder) / "report.html"), k=privacy.k, linkage_risk=privacy.linkage_risk,
         accuracy=util.accuracy, accuracy_original=util.accuracy_original, claims=privacy.claims,
-        attacker_view=privacy.attacker_view, floor=privacy.floor, series=None, tuning_rule=trace.rule,
+        attacker_view=privacy.attacker_view, floor=privacy.floor, series=judged.report, tuning_rule=trace.rule,
         tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
         per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r})

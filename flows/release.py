@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import TypedDict
+from typing import Any, TypedDict
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
@@ -34,6 +34,7 @@ from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.blas import one_blas_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import tuning_plot_png
+from ppdp.tasks.private_record import withholds
 from ppdp.tasks.privacy import judge
 from ppdp.tasks.privacy import series as series_judge
 from ppdp.tasks.privacy.series import series_line
@@ -50,17 +51,18 @@ protect_identifiers = step(tag.protect_identifiers, "protect-identifiers",
                            lambda p: f"{len(p['roles'].identifiers)} identifiers, {p['policy'].action}")
 merge_rare = step(rare.merge_rare_categories, "merge-rare-categories", lambda p: f"k={_value(p['k'])}")
 hold_out = step(utility.split_holdout_keyed, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
-settle_rows = step(shapes.settle, "settle-rows", lambda p: f"k={_value(p['k'])}, {len(p['train']):,} training rows")
+settle_rows = step(shapes.settle, "settle-rows", lambda p: f"k={_value(p['k'])}")  # no count: Prefect keeps names
 evaluate = step(tune.evaluate_value, "evaluate", lambda p: f"{p['parameter']}={_value(p['value'])}")
 search_lattice = step(tune.search_lattice, "search-lattice",
-                      lambda p: f"{len(p['roles'].quasi_identifiers)} quasi-identifiers, {len(p['frame']):,} rows")
-sanitize = step(run_method, "sanitize", lambda p: f"{_sanitizer_settings(p['sanitizer'])}, {len(p['frame']):,} rows")
+                      lambda p: f"{len(p['roles'].quasi_identifiers)} quasi-identifiers")
+sanitize = step(run_method, "sanitize", lambda p: _sanitizer_settings(p["sanitizer"]))
 measure_privacy = step(shapes.check_privacy, "validate-privacy", lambda p: f"unit {p['release'].unit}")
 enforce_privacy = step(gates.enforce_privacy, "enforce-privacy-gates")
 promote_columns = step(judge.promote_counted_columns, "promote-columns")
 judge_series = step(series_judge.judge_series, "judge-series", lambda p: p["spec"].dataset)
 enforce_series = step(gates.enforce_series, "enforce-series-gates")
 previous_groups = step(series.previous_groups, "previous-groups", lambda p: p["dataset"])
+kept_groups = step(series.kept_input, "kept-groups", lambda p: p["method"])
 check_utility = step(shapes.check_utility, "check-utility", lambda p: p["spec"].utility.classifier)
 enforce_utility = step(gates.enforce_utility, "enforce-utility-gates")
 name_classes = step(utility.name_classes, "name-classes")
@@ -76,8 +78,12 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
     shape publishes (each a task): (ingest report, roles, the prepared rows, what the fingerprints cover)."""
     preflight(spec, check_root)
     frame, ingest_report = read_input(spec)
-    logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
-                len(ingest_report.columns), ingest_report.expectation_count)
+    if spec.method.unit == "differential_privacy":  # Prefect's database keeps the logs: no count of the input
+        logger.info("[2/%d] ingest: %d columns, %d expectations passed", STEPS, len(ingest_report.columns),
+                    ingest_report.expectation_count)
+    else:
+        logger.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, ingest_report.rows,
+                    len(ingest_report.columns), ingest_report.expectation_count)
     roles = tag_columns(frame, spec)
     logger.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s", STEPS,
                 len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
@@ -85,12 +91,12 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
     protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
     method = method_class(spec.method.name)
     protected, rare_report = merge_rare(protected, roles, spec.rare_k, shapes.rare_rule_skip(method, roles))
-    prints = fingerprint(frame, roles, spec.dataset, series.series_key(spec.publish.root if check_root else None))
+    identity = fingerprint(frame, roles, spec.publish.root)
     train, test, joined_prints = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed,
-                                          prints.values, spec.series.keep_groups)
-    prepared = settle_rows(method, protected, train, test, roles, spec.rare_k, rare_report, prints.values,
+                                          identity.prints, spec.series.keep_groups)
+    prepared = settle_rows(method, protected, train, test, roles, spec.rare_k, rare_report, identity.prints,
                            joined_prints)
-    return ingest_report, roles, prepared, prints.by
+    return ingest_report, roles, prepared, identity
 
 
 class _Progress(TypedDict):
@@ -100,7 +106,8 @@ class _Progress(TypedDict):
     most: int | None
 
 
-fingerprint = step(series.fingerprints, "fingerprint-records", lambda p: f"{len(p['frame']):,} rows")
+fingerprint = step(series.identify, "fingerprint-records")
+check_series = step(series_judge.preflight_series, "check-series", lambda p: p["spec"].dataset)
 
 
 def tune_method(spec: ReleaseSpec, roles, prepared: shapes.PreparedRows, logger=None):
@@ -190,30 +197,37 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
     started = datetime.now(UTC)
     release_id = publish.new_release_id(started)
     run_id = str(flow_run.get_id()) if flow_run.get_id() else None
-    known: dict[str, str | None] = {"spec_sha256": None, "input_sha256": None}
+    # what a refusal's audit entry records: the spec's hash, the input's keyed digest (its unkeyed SHA-256 only in the
+    # publisher's private record) and whether its reason is withheld (a differential_privacy run)
+    known: dict[str, Any] = {"spec_sha256": None, "input_digest": None, "input_key_id": None, "private_sha256": None,
+                             "withhold": False}
     spec: ReleaseSpec | None = None
     try:
         spec = load_spec(spec_path, overrides)
         known["spec_sha256"] = spec_hash = spec_io.spec_sha256(spec)
+        known["withhold"] = withholds(spec.method.unit)
         logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
         if spec.source.partitioned:  # a folder of Parquet files: released partition by partition
             from ppdp.flows.partitioned import release_partitioned
 
             return release_partitioned(spec, release_id=release_id, started=started, run_id=run_id,
                                        spec_sha256=spec_hash, known=known, logger=logger)
-        ingest_report, roles, prepared, fingerprinted_by = prepare(spec, logger)
-        known["input_sha256"] = ingest_report.input_sha256
+        ingest_report, roles, prepared, identity = prepare(spec, logger)
+        known.update(ingest_report.digests())
         method_cls = method_class(spec.method.name)
+        # what needs no sanitizing is decided first: the ledger is readable and complete, and the DP budget holds
+        check_series(spec, identity, prepared.source_prints, started)
         # the rows the method's shape publishes: the training rows (the held-out rows are never sanitized nor
         # published), or every input row (a recoding)
         source = prepared.source
         order_key = series.order_key(series.series_key(spec.publish.root), spec.dataset)
         previous = None
         if spec.series.keep_groups:
-            previous, kept_from = previous_groups(spec.publish.root, spec.dataset, spec.series, started,
-                                                  prepared.source_prints)
-            logger.info("[5/%d] series: keeping the groups of %s for %d of %d records", STEPS,
-                        kept_from or "no earlier release", int((previous >= 0).sum()), len(previous))
+            found = previous_groups(spec.publish.root, spec.dataset, spec.series, started, identity,
+                                    prepared.source_prints)
+            previous = kept_groups(spec.publish.root, found, spec.method.name)
+            logger.info("[5/%d] series: keeping the groups of %s frozen for %d of %d records", STEPS,
+                        found.release_id or "no earlier release", int((found.groups >= 0).sum()), len(found.groups))
         for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
             sanitizer, trace = tune_method(spec, roles, prepared, logger)
             logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
@@ -232,24 +246,29 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             roles = promoted
         privacy = enforce_privacy(report)
         log_privacy(logger, privacy)
-        series_report, ledger_rows = judge_series(
-            spec=spec, release=release, method=method, roles=roles, prints=prepared.source_prints,
-            fingerprinted_by=fingerprinted_by, view=privacy.attacker_view, source=source,
-            protected_columns=method_cls.protected_columns(roles), now=started)
+        judged = judge_series(
+            spec=spec, release=release, method=method, roles=roles, identity=identity, prints=prepared.source_prints,
+            view=privacy.attacker_view, source=source, protected_columns=method_cls.protected_columns(roles),
+            now=started)
+        series_report = judged.report
         enforce_series(series_report)
         logger.info("[6/%d] series: %s", STEPS, series_line(series_report))
         util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
-        logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy, util.accuracy_original)
-        for d in util.delta_r:
-            logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
+        if release.unit == "differential_privacy":  # measured on real held-out rows: in the private record only
+            logger.info("[7/%d] utility: the gates hold (the figures, measured on real rows, are withheld)", STEPS)
+        else:
+            logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy,
+                        util.accuracy_original)
+            for d in util.delta_r:
+                logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
         output_checks = check_output(release, roles, spec)
         manifest = build_manifest(
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
             ingest=ingest_report, release=release, method=method, privacy=privacy, utility=util, tuning=trace,
             output_checks=output_checks, rare=prepared.rare, flow_run_id=run_id, series=series_report)
         extras = {"tuning.png": plot_tuning(trace), **plot_extras(method_cls, release, privacy)}
-        record = series.record_of(spec, release_id, started, method, manifest.rows, privacy.k, fingerprinted_by,
-                                  series_report, ledger_rows)
+        record = series.record_of(spec, release_id, started, method, manifest.rows, privacy.k, identity,
+                                  series_report, judged.members, judged.seen)
         folder, manifest, _ = write_release(shapes.tables(method_cls, release), manifest,
                                             {n: b for n, b in extras.items() if b}, started, record)
         logger.info("[8/%d] published %s", STEPS, folder)

@@ -12,10 +12,11 @@ from pydantic import Field
 
 from ppdp.schemas.reports import Report
 
-Status = Literal["passes", "refused", "not_applicable", "error"]
+Status = Literal["passes", "refused", "not_applicable", "not_run", "error"]
 """passes: policy, safety floor and utility gates hold; refused: one of them fails (or the tuner found no value that
-passes the policy); not_applicable: the method cannot run on this table or spec (its own check says why); error: an
-unexpected failure (its type only: a message may quote data)."""
+passes the policy); not_applicable: the method cannot run on this table or spec (its own check says why); not_run: a
+differentially private method, never run by compare (a run would spend privacy budget on the input's rows that no
+ledger counts); error: an unexpected failure (its type only: a message may quote data)."""
 
 
 class CompareRow(Report):
@@ -37,7 +38,18 @@ class CompareRow(Report):
         None, description="spec: the spec's gates that apply to the method's unit; floor: none applies, so the "
                           "safety floor's limits written as gates (and k = the rare-value rule's k for classes and "
                           "groups)")
+    not_applicable: list[str] = Field(default_factory=list, description="the spec's gates that do not apply to the "
+                                      "method's privacy unit: kept in its spec as privacy.not_applicable, not judged")
+    not_applicable_reason: str | None = Field(None, description="one line: which gates of the spec do not apply to "
+                                                                "the method's unit, and why")
     policy_holds: bool | None = Field(None, description="every gate of the method's policy holds")
+    policy_measured: bool | None = Field(None, description="at least one judged gate of the method's policy rests on "
+                                                           "a figure measured on the release (False: every one is "
+                                                           "fixed by construction, so the policy does not judge it)")
+    by_construction: dict[str, str] = Field(
+        default_factory=dict, description="gates whose figure is fixed by the release's construction whatever the "
+                                          "data, each with why; such a figure is left out of the row and never "
+                                          "decides the recommendation")
     floor_holds: bool | None = Field(None, description="every applicable row of the safety floor holds")
     utility_holds: bool | None = Field(None, description="every utility gate of the spec holds")
     floor_failed: list[str] = Field(default_factory=list, description="each failed floor row, in one line")
@@ -79,16 +91,19 @@ class CompareRow(Report):
 
     @property
     def eligible(self) -> bool:
-        """Policy, safety floor and utility gates all hold (``ppdp run`` would publish it) and the classifier
-        tells classes apart on it: the rows the recommendation chooses from."""
-        return self.status == "passes" and self.signal is not False
+        """Policy, safety floor and utility gates all hold (``ppdp run`` would publish it), the policy judges a
+        measured figure and the classifier tells classes apart on it: the rows the recommendation chooses from."""
+        return self.status == "passes" and self.signal is not False and self.policy_measured is not False
 
 
 class CompareResult(Report):
     """The comparison: every row, the recommended method and why, and the rules that decided."""
 
     dataset: str = Field(..., description="the spec's dataset")
-    input_sha256: str = Field(..., description="SHA-256 of the input file compared on")
+    input_digest: str | None = Field(..., description="keyed digest of the input file compared on (HMAC-SHA256 of its "
+                                                      "SHA-256 under the publisher's key, as a release's manifest "
+                                                      "names its input)")
+    input_key_id: str | None = Field(None, description="id of the key input_digest was made under")
     input_rows: int = Field(..., description="rows read from the input")
     seed: int = Field(..., description="the spec's seed (every random choice derives from it)")
     runner: str = Field(..., description="where the methods ran (thread or dask)")
@@ -104,6 +119,8 @@ class CompareResult(Report):
     policy_rule: str = Field(..., description="the rule that decides each method's policy")
     notes: list[str] = Field(default_factory=list, description="what to keep in mind reading the table (one line "
                                                                "each)")
+    not_carried: list[str] = Field(default_factory=list, description="parts of the spec's policy the recommended "
+                                                                     "method's spec does not carry, each with why")
     seconds: float = Field(0.0, description="wall-clock seconds of the whole comparison")
 
     def row(self, method: str) -> CompareRow:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from ppdp.schemas.base import StrictModel
 from ppdp.schemas.manifest import Versions
@@ -167,7 +168,16 @@ class PartyRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(..., description="the party's name (spec parties[].name)")
-    file_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the party's file as it was read")
+    file_digest: str | None = Field(None, description="keyed digest of the party's file as it was read (salt:mac): "
+                                                      "HMAC-SHA256, under the publisher's digest key (the manifest's "
+                                                      "input_key_id), of a random salt and the file's SHA-256; null "
+                                                      "in a manifest written before keyed digests")
+    file_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
+                                    description="manifests written before keyed digests only: the unkeyed SHA-256 of "
+                                                "the party's file (no longer written)")
+    private_sha256: SkipJsonSchema[str | None] = Field(
+        None, exclude=True, repr=False, description="the file's SHA-256 as the party computed it: for the publisher's "
+                                                    "private record only, never serialized")
 
 
 class AttributeRecord(BaseModel):
@@ -220,7 +230,15 @@ class FederatedManifest(BaseModel):
     created_at: datetime = Field(..., description="when the federation run started (ISO 8601, UTC)")
     status: Literal["published"] = Field("published", description="always published: only a published release "
                                                                   "has a manifest")
-    input_sha256: str = Field(..., description="SHA-256 of the parties' names and file hashes (canonical JSON of "
+    input_digest: str | None = Field(
+        None, description="keyed digest of the parties' input (salt:mac): HMAC-SHA256, under the publisher's digest "
+                          "key (input_key_id), of a random salt and the SHA-256 of the canonical JSON of the parties' "
+                          "names and file SHA-256s (the audit entry's input digest)")
+    input_key_id: str | None = Field(None, description="id of the key input_digest and the parties' file_digest were "
+                                                       "made under (hmac-sha256: and 32 hex digits)")
+    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
+                                     description="manifests written before keyed digests only: SHA-256 of the parties' "
+                                                 "names and file hashes (canonical JSON of "
                                                "the parties list): the audit entry's input hash")
     output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet; null only in the "
                                                         "copy hashed into data.parquet's ppdp.manifest_sha256")

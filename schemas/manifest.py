@@ -62,8 +62,9 @@ class ColumnTreatment(BaseModel):
         "by a keyed HMAC-SHA256 pseudonym), generalized, aggregated, synthesized, perturbed, or kept as it was")
     reason: str = Field(..., description="why: the declaration or tagging rule, then what the method did (one "
                                          "line naming rules and columns, never a value)")
-    rare_cells: int = Field(0, description="cells whose value occurred fewer than k times in the input, merged "
-                                           "into a token or suppressed before sanitizing")
+    rare_cells: int | None = Field(0, description="cells whose value occurred fewer than k times in the input, "
+                                                  "merged into a token or suppressed before sanitizing; null when "
+                                                  "withheld (a differential_privacy release: see withheld)")
 
 
 class PartRecord(BaseModel):
@@ -111,6 +112,27 @@ class DataFile(BaseModel):
     sha256: str = Field(..., description="SHA-256 of the file's bytes (also signed in the audit entry's files)")
 
 
+class Withheld(BaseModel):
+    """What a release computed on its input but does not publish, and where it is kept instead.
+
+    A ``differential_privacy`` release publishes only what its spec declares (schema, bins, categories, epsilon and
+    delta, parameters), figures computed under differential privacy (its rows: the model's noisy total unless the
+    spec sets ``samples``) and figures computed on the published table alone. Every exact figure of the input (row
+    counts, suite counts, rare-value counts, class counts, utility measured on real held-out rows, the attacker's
+    figures measured against the input, the series' composed figures) is set to null (or left empty) in this
+    manifest, and kept in the publisher's private record, outside the publish root."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str = Field(..., description="why these fields are withheld, in one line")
+    fields: list[str] = Field(..., description="each withheld field as a dotted path in this manifest ([*]: in every "
+                                               "item of a list); it is null, empty, or (a reason) cut to its "
+                                               "declared part here")
+    kept_in: str = Field(..., description="where the withheld values are kept: the publisher's private record, a file "
+                                          "in the publisher's ppdp configuration folder (never under the publish "
+                                          "root)")
+
+
 class Manifest(BaseModel):
     """``manifest.json`` of a published release.
 
@@ -132,7 +154,15 @@ class Manifest(BaseModel):
     created_at: datetime = Field(..., description="when the release run started (ISO 8601, UTC)")
     status: Literal["published"] = Field("published", description="always published: only a published release "
                                                                   "has a manifest")
-    input_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the input file's bytes")
+    input_digest: str | None = Field(
+        None, description="keyed digest of the input (salt:mac, see ingest.input_digest): HMAC-SHA256, under the "
+                          "publisher's digest key (input_key_id), of a per-run salt and the input file's SHA-256; the "
+                          "audit entries record the same. Null in a manifest written before keyed digests")
+    input_key_id: str | None = Field(None, description="id of the key input_digest was made under: hmac-sha256: and 32 "
+                                                       "hex digits")
+    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
+                                     description="manifests written before keyed digests only: the unkeyed SHA-256 "
+                                                 "of the input file (no longer written)")
     output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet (a partitioned "
                                                         "release: of its parts' 'file sha256' lines, see parts); "
                                                         "null only in the copy hashed into the data files' "
@@ -162,8 +192,9 @@ class Manifest(BaseModel):
     series: SeriesReport | None = Field(
         None, description="this release in its series: the earlier releases of the dataset it was judged with, the "
                           "composed figures and the DP budget (re-checked by the publisher, from the series ledger)")
-    utility: UtilityReport = Field(..., description="classifier accuracy of the release against the original, "
-                                                    "information loss and the utility gates")
+    utility: UtilityReport | None = Field(..., description="classifier accuracy of the release against the original, "
+                                                           "information loss and the utility gates; null when "
+                                                           "withheld (see withheld)")
     tuning: TuningTrace = Field(..., description="how the method's tunable parameter was chosen")
     output_checks: list[ExpectationOutcome] = Field(
         default_factory=list, description="the output suite (Great Expectations) run on the frame before writing"
@@ -189,6 +220,10 @@ class Manifest(BaseModel):
         "empty for every other release")
     sample: UtilitySample | None = Field(None, description="a distributed release: the seeded, stratified sample "
                                                            "of records its utility was measured on; null otherwise")
+    withheld: Withheld | None = Field(
+        None, description="a differential_privacy release: the fields computed on the input that this manifest does "
+                          "not publish, and where they are kept; null when nothing is withheld (every other unit "
+                          "publishes its aggregates of the input, as it always has)")
 
     def tables_text(self) -> str:
         """A partitioned release's tables and their files in a phrase (``3 tables (part-1.parquet, ...)``); empty
@@ -224,7 +259,14 @@ class AuditEntry(BaseModel):
                                          "a data value")
     spec_sha256: str | None = Field(..., description="SHA-256 of the resolved spec's canonical JSON; null when the "
                                                      "spec could not be loaded")
-    input_sha256: str | None = Field(..., description="SHA-256 of the input file; null when it was not read")
+    input_digest: str | None = Field(None, description="keyed digest of the input (HMAC-SHA256 under the publisher's "
+                                                       "digest key of the input's SHA-256, as in the manifest); null "
+                                                       "when the input was not read")
+    input_key_id: str | None = Field(None, description="id of the key input_digest was made under (hmac-sha256: and "
+                                                       "32 hex digits); null when the input was not read")
+    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
+                                     description="trails written before keyed digests only: the unkeyed SHA-256 of "
+                                                 "the input file (no longer written)")
     output_sha256: str | None = Field(..., description="SHA-256 of data.parquet; null when nothing was published")
     manifest_sha256: str | None = Field(..., description="SHA-256 of the manifest's canonical JSON with "
                                                          "output_sha256 null (as in the Parquet metadata); null when "
@@ -243,6 +285,30 @@ class AuditEntry(BaseModel):
                                              "but signature")
     signature: str = Field(..., description="signature of entry_hash by the key key_id, in hex (Ed25519: 128 "
                                             "digits; HMAC-SHA256: 64)")
+
+
+class PrivateRecord(BaseModel):
+    """The publisher's private record of a run (``<config>/records/<trail id>/<release id>.json``, never under the
+    publish root, never published): the input's unkeyed SHA-256 behind the published keyed digest, and what the
+    published manifest and audit entries withhold (a differential_privacy release: its manifest as computed, every
+    figure of the input included; a refused run: its full reason)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["ppdp private record"] = Field("ppdp private record", description="what this file is")
+    release_id: str = Field(..., description="the release (or refused run) it belongs to")
+    dataset: str = Field(..., description="the spec's dataset name")
+    trail_id: str = Field(..., description="the audit trail of the publish root that records the run")
+    written_at: datetime = Field(..., description="when the record was written (ISO 8601, UTC)")
+    input_sha256: str | None = Field(None, description="SHA-256 of the input file (a partitioned input: of its "
+                                                       "files' '<path> <sha256>' lines); null when it was not read")
+    input_digest: str | None = Field(None, description="the keyed digest published for it")
+    input_key_id: str | None = Field(None, description="the id of the key of input_digest")
+    withheld: list[str] = Field(default_factory=list, description="the manifest fields the published manifest "
+                                                                  "withholds (its withheld.fields)")
+    manifest: dict | None = Field(None, description="the manifest as computed, nothing withheld (only when the "
+                                                    "published one withholds something)")
+    reason: str | None = Field(None, description="a refused run whose audit entry withholds its reason: the reason")
 
 
 class ReleaseResult(BaseModel):

@@ -58,11 +58,14 @@ class PrivacyThresholds(StrictModel):
     max_linkage_risk: float | None = Field(
         None, ge=0, le=1,
         description="generating_group and record units: max share of original records whose nearest published "
-                    "record stands for them (record) or came from their own group (generating_group)",
+                    "record (over the columns the attacker's view counts as known: quasi-identifiers and every "
+                    "column published beside them, standardized) stands for them (record) or came from their own "
+                    "group (generating_group)",
     )
     min_dcr: float | None = Field(
         None, ge=0, description="generating_group and record units: the dcr_quantile of the distance from each "
-                                "original record to its closest published record (standardized quasi-identifiers) "
+                                "original record to its closest published record (over the standardized known "
+                                "columns: quasi-identifiers and every column published beside them) "
                                 "must reach this")
     dcr_quantile: float = Field(0.05, gt=0, lt=1, description="the quantile min_dcr applies to")
     min_vd: float | None = Field(
@@ -143,6 +146,22 @@ class PrivacyPolicy(PrivacyThresholds):
     accept_below_floor: AcceptBelowFloor | None = Field(
         None, description="publish even if the release fails the safety floor: {reason, approved_by}; recorded in the "
                           "manifest, the audit trail and the report (red header)")
+    not_applicable: list[str] = Field(
+        default_factory=list, description="gates of this policy that do not apply to the method's privacy unit, kept "
+        "as written and not judged (privacy.k still sets the rare-value rule); each must be set, and none may apply "
+        "to the method's unit. ppdp compare --write-spec lists them when it carries a policy to a method of another "
+        "unit; a gate that does not apply and is not listed is a spec error")
+
+    @model_validator(mode="after")
+    def _listed_gates(self) -> PrivacyPolicy:
+        for name in self.not_applicable:
+            if name not in GATE_UNITS:
+                raise ValueError(f"privacy.not_applicable: {name!r} is not a gate (gates: {', '.join(GATE_UNITS)})")
+            if getattr(self, name) is None:
+                raise ValueError(f"privacy.not_applicable: {name} is not set in the policy")
+        if len(set(self.not_applicable)) != len(self.not_applicable):
+            raise ValueError("privacy.not_applicable: a gate is listed twice")
+        return self
 
     @model_validator(mode="after")
     def _not_vacuous(self, info: ValidationInfo) -> PrivacyPolicy:
@@ -208,6 +227,12 @@ def gates_set(policy: PrivacyThresholds) -> list[str]:
     return [name for name in GATE_UNITS if getattr(policy, name) is not None]
 
 
+def gates_judged(policy: PrivacyThresholds) -> list[str]:
+    """The gates a policy sets and judges (those it lists in ``not_applicable`` left out), in table order."""
+    listed = set(getattr(policy, "not_applicable", ()))
+    return [name for name in gates_set(policy) if name not in listed]
+
+
 class FloorRule(StrictModel):
     """One row of the safety floor: a figure of the attacker's view, the releases it applies to and its limit."""
 
@@ -224,6 +249,15 @@ class FloorRule(StrictModel):
     source: str = Field(..., description="where the number comes from: a cited standard, or ppdp's own choice")
 
 
+REIDENTIFICATION_THRESHOLD = 0.09
+"""The floor's limit on an average re-identification probability (see :data:`REIDENTIFICATION_THRESHOLD_SOURCE`):
+the average risk over classes or groups, and the share of records a nearest-row linkage attack links correctly."""
+
+REIDENTIFICATION_THRESHOLD_SOURCE = (
+    "0.09: the re-identification probability threshold of the European Medicines Agency's Policy 0070 guidance on "
+    "clinical reports and of Health Canada's public release of clinical information")
+
+
 FLOOR: tuple[FloorRule, ...] = (
     FloorRule(key="records_alone", figure="share of published records alone on the published quasi-identifiers "
               "(as published, with every published column beside them that raises uniqueness counted in)",
@@ -231,20 +265,24 @@ FLOOR: tuple[FloorRule, ...] = (
               source="ppdp's choice: no record is unique in what an attacker can match on (k >= 2 at the least)"),
     FloorRule(key="average_risk", figure="average re-identification risk: mean over published records of "
               "1 / |class| (equivalence classes over the published quasi-identifiers as the attacker sees them; "
-              "generating groups)", applies=("classes", "groups"), limit=0.09,
-              source="0.09: the re-identification probability threshold of the European Medicines Agency's Policy "
-                     "0070 guidance on clinical reports and of Health Canada's public release of clinical "
-                     "information; ppdp applies it to the average risk (a mean class size of about 11)"),
+              "generating groups)", applies=("classes", "groups"), limit=REIDENTIFICATION_THRESHOLD,
+              source=f"{REIDENTIFICATION_THRESHOLD_SOURCE}; ppdp applies it to the average risk (a mean class size "
+                     "of about 11)"),
     FloorRule(key="group_alone", figure="share of published rows that are the only row of their generating group",
               applies=("groups",), limit=0.0, source="ppdp's choice: every generated row stands for 2 records or "
                                                       "more"),
-    FloorRule(key="exact_copies", figure="share of published rows equal to an input record on every published "
-              "column (bookkeeping and pseudonyms aside)", applies=("groups", "records"), limit=0.01,
+    FloorRule(key="exact_copies", figure="share of published rows equal to an input record on every column the "
+              "attacker's view counts as known (the quasi-identifiers as published and every column published beside "
+              "them; bookkeeping and pseudonyms aside)", applies=("groups", "records"), limit=0.01,
               recheck="original", source="ppdp's choice: at most 1 in 100 published rows is a real record verbatim"),
-    FloorRule(key="linkage_risk", figure="share of input records whose nearest published record (standardized "
-              "quasi-identifiers) stands for them", applies=("records",), limit=0.5, recheck="original",
-              source="ppdp's choice: an attacker linking each record to its nearest published row is wrong at least "
-                     "half the time"),
+    FloorRule(key="linkage_risk", figure="linkage risk: share of input records an attacker links to the published "
+              "row that stands for them by taking, for each record, the published row nearest to it over every "
+              "column the attacker's view counts as known (the quasi-identifiers as published and every column "
+              "published beside them, standardized), an average re-identification probability",
+              applies=("records",), limit=REIDENTIFICATION_THRESHOLD, recheck="original",
+              source=f"{REIDENTIFICATION_THRESHOLD_SOURCE}; ppdp applies it to the share of records this nearest-row "
+                     "attack links correctly, the same average re-identification probability the average-risk row "
+                     "bounds for classes and groups"),
     FloorRule(key="disclosure_gain", figure="attribute disclosure above the baseline: share of published records "
               "whose protected value an attacker holding their quasi-identifiers learns (exactly for categories, "
               "within the tolerance for numbers), minus the share the best constant guess gets right",

@@ -49,6 +49,15 @@ class Release:
     kept_members : int
         A release that kept earlier memberships (``previous`` given to ``Sanitizer.sanitize``): the input rows
         placed in their group of the previous release again (0 otherwise).
+    held_rows : int
+        Kept memberships: input rows held back (not published: new records waiting until k can form a group, and
+        members of retired groups); also counted in ``suppressed_rows``.
+    counterfeit_rows : int
+        Kept memberships: published rows of kept groups that stand for no present record (the frozen rows of
+        members who left or were erased).
+    retired_groups : int
+        Kept memberships: groups of the previous release with present members that are not published again (fewer
+        than k present members).
     """
 
     frame: pd.DataFrame
@@ -60,6 +69,9 @@ class Release:
     suppressed_cells: dict[str, int] = field(default_factory=dict)
     suppressed_rows: int = 0
     kept_members: int = 0
+    held_rows: int = 0
+    counterfeit_rows: int = 0
+    retired_groups: int = 0
 
     @property
     def group_sizes(self) -> np.ndarray:

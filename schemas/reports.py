@@ -36,9 +36,24 @@ class IngestReport(Report):
 
     path: str = Field(..., description="the input file as read (the spec's source.path, resolved)")
     format: Literal["csv", "parquet"] = Field(..., description="the file format the input was read as")
-    rows: int = Field(..., description="data rows read from the input (a CSV header excluded)")
+    rows: int | None = Field(..., description="data rows read from the input (a CSV header excluded); null when "
+                                              "withheld (a differential_privacy release: see the manifest's withheld)")
     columns: list[str] = Field(..., description="the input's column names, in file order")
-    input_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the input file's bytes")
+    input_digest: str | None = Field(
+        None, description="keyed digest of the input, salt:mac: a random salt made for this run (32 hex digits), a "
+                          "colon, and HMAC-SHA256 (64 hex digits), under the publisher's digest key named by "
+                          "input_key_id, of the salt, a colon and the input file's SHA-256 (a partitioned input: the "
+                          "SHA-256 of its files' '<path> <sha256>' lines). Only the key holder can check it; without "
+                          "the key it confirms no guessed input, and two runs' digests do not tell whether their "
+                          "inputs are the same. Null in a manifest written before keyed digests")
+    input_key_id: str | None = Field(None, description="id of the key input_digest was made under: hmac-sha256: and "
+                                                       "32 hex digits (see ppdp.tasks.digests)")
+    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
+                                     description="manifests written before keyed digests only: the unkeyed SHA-256 "
+                                                 "of the input file (no longer written)")
+    private_sha256: SkipJsonSchema[str | None] = Field(
+        None, exclude=True, repr=False, description="the input's SHA-256 (hex) as ingest computed it: for the "
+                                                    "publisher's private record only, never serialized")
     suite: str = Field(..., description="name of the Great Expectations suite the input was validated against")
     expectation_count: int = Field(..., description="expectations in that suite (ppdp's base input suite and "
                                                     "those derived from the spec)")
@@ -48,6 +63,19 @@ class IngestReport(Report):
     @property
     def failed(self) -> list[ExpectationOutcome]:
         return [e for e in self.expectations if not e.success]
+
+    @property
+    def read_rows(self) -> int:
+        """The rows read: always known where ingest made the report (a published one may withhold them)."""
+        if self.rows is None:
+            raise ValueError("the input's row count is withheld in this report")
+        return self.rows
+
+    def digests(self) -> dict[str, str | None]:
+        """What an audit entry of a run that read this input records (``input_digest``, ``input_key_id``) and what
+        only its private record keeps (``private_sha256``)."""
+        return {"input_digest": self.input_digest, "input_key_id": self.input_key_id,
+                "private_sha256": self.private_sha256}
 
 
 # -- tag ---------------------------------------------------------------------------------------------
@@ -389,11 +417,12 @@ class SyntheticMeasures(Report):
     """For releases whose records are synthetic or perturbed (not generalized copies)."""
 
     linkage_risk: float | None = Field(None, description="share of original records whose nearest released "
-                                                         "record came from their own group")
+                                                         "record (standardized known columns) stands for them "
+                                                         "(record) or came from their own group (generating_group)")
     dcr_quantiles: dict[str, float] = Field(
         default_factory=dict, description="quantiles (keys q01, q05, q25, q50: the percent) of the Euclidean "
-        "distance from each original record to its closest published record over the standardized "
-        "quasi-identifiers")
+        "distance from each original record to its closest published record over the standardized known columns "
+        "(the attacker's view's known_columns)")
     dcr_exact_matches: float | None = Field(None, description="share of original records released unchanged")
     confidence_interval_privacy: float | None = Field(None, description="paper 000: 95% interval width / range")
 
@@ -521,6 +550,12 @@ class AttackerView(Report):
     counted_columns: list[str] = Field(
         default_factory=list, description="published columns beside the quasi-identifiers that raise uniqueness "
                                           "(an attacker may know them too), counted in every figure below")
+    known_columns: list[str] = Field(
+        default_factory=list, description="every published column the attacker is taken to know: the "
+        "quasi-identifiers as published and every column published beside them (role other; neither pseudonyms nor "
+        "the group column). Linkage, nearest-record distances and exact copies are measured over them; the class "
+        "figures over the quasi-identifiers and counted columns, which split the rows into the same classes (empty "
+        "in a manifest written before this field: those measured linkage on the quasi-identifiers only)")
     classes: int = Field(..., description="distinct combinations of the known columns (quasi-identifiers and counted "
                                           "columns) among the published rows")
     smallest_class: int = Field(..., description="rows sharing the rarest combination")
@@ -533,13 +568,14 @@ class AttackerView(Report):
     group_alone: float | None = Field(None, description="share of published rows alone in their generating group")
     group_average_risk: float | None = Field(None, description="mean over published rows of 1 / |group|")
     exact_copies: float | None = Field(
-        None, description="share of published rows equal to an input record on every published column (bookkeeping "
-                          "and pseudonyms aside); null where not measured (re-checking needs the original input)")
+        None, description="share of published rows equal to an input record on every known column (pseudonyms "
+                          "aside); null where not measured (re-checking needs the original input)")
     linkage_risk: float | None = Field(None, description="record releases: share of input records whose nearest "
-                                                         "published record stands for them")
+                                                         "published record over the known columns (standardized) "
+                                                         "stands for them")
     nearest_distance: dict[str, float] = Field(
         default_factory=dict, description="quantiles (q01, q05, q25, q50) of the distance from each input record to "
-                                          "its nearest published record (standardized quasi-identifiers)")
+                                          "its nearest published record (standardized known columns)")
     disclosure: list[AttributeDisclosure] = Field(default_factory=list, description="attribute disclosure per "
                                                                                     "protected column")
     epsilon: float | None = Field(None, description="differential_privacy releases: the epsilon of the mechanism's "

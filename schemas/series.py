@@ -31,11 +31,12 @@ class SeriesSpec(StrictModel):
     within: timedelta | None = Field(None, description="count only the earlier releases made within this long "
                                                        "before this one (ISO 8601 duration, e.g. P90D; default: "
                                                        "all of them)")
-    keep_groups: bool = Field(False, description="keep each record's class or group of the dataset's latest "
-                                                 "earlier release (methods that can: MDAV, condensation), after "
-                                                 "m-invariance: groups that lost members below k are suppressed, new "
-                                                 "records are grouped among themselves; the counts are in the "
-                                                 "manifest")
+    keep_groups: bool = Field(False, description="keep the classes or groups of the latest earlier release frozen "
+                                                 "(methods that can: MDAV, condensation), after m-invariance: a kept "
+                                                 "group publishes exactly its earlier rows (a member who left stays "
+                                                 "as a counterfeit row), a group with fewer than k present members "
+                                                 "is retired, new records are grouped among themselves or held until "
+                                                 "k can form a group; the counts are in the manifest")
 
 
 class Budget(StrictModel):
@@ -110,6 +111,13 @@ class SeriesReport(Report):
     budget: BudgetSpent | None = Field(None, description="the DP budget (when a DP release is in the series or a "
                                                          "budget is set)")
     kept_members: int | None = Field(None, description="series.keep_groups: records placed in their previous group")
+    held_records: int | None = Field(None, description="series.keep_groups: records held back, not published (new "
+                                                       "records until k can form a group; members of retired groups)")
+    counterfeit_rows: int | None = Field(None, description="series.keep_groups: published rows of frozen groups that "
+                                                           "stand for no present record (members who left or were "
+                                                           "erased)")
+    retired_groups: int | None = Field(None, description="series.keep_groups: groups of the previous release not "
+                                                         "published again (fewer than k present members)")
     holds: bool = Field(True, description="whether every composed figure and the budget hold")
 
     @property

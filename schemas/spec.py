@@ -230,13 +230,18 @@ class ReleaseSpec(StrictModel):
     def _cross_checks(self) -> ReleaseSpec:
         cls, name = type(self.method), self.method.name  # the method's traits are its parameter model's
         unit = cls.unit
-        set_gates = gates_set(self.privacy)
-        wrong = [g for g in set_gates if unit not in GATE_UNITS[g]]
+        listed = set(self.privacy.not_applicable)  # set, kept as written, not judged (see PrivacyPolicy)
+        judged = [g for g in gates_set(self.privacy) if g not in listed]
+        wrong = [g for g in judged if unit not in GATE_UNITS[g]]
         if wrong:
             raise ValueError(
                 f"privacy.{wrong[0]} does not apply to method {name}, whose privacy unit is {unit} "
                 f"(gates for {unit}: {', '.join(g for g, units in GATE_UNITS.items() if unit in units)})")
-        if not set_gates:
+        applying = [g for g in self.privacy.not_applicable if unit in GATE_UNITS[g]]
+        if applying:
+            raise ValueError(f"privacy.not_applicable: {applying[0]} applies to method {name} (unit {unit}): a gate "
+                             "that applies is judged (remove it from not_applicable)")
+        if not judged:
             raise ValueError(f"privacy: no gate is set for method {name} (unit {unit}); set at least one of "
                              f"{', '.join(g for g, units in GATE_UNITS.items() if unit in units)}")
         tunable = list(cls.tunable)
@@ -245,10 +250,10 @@ class ReleaseSpec(StrictModel):
             raise ValueError(f"tuning.parameter {self.tuning.parameter!r} is not tunable for method {name} "
                              f"(tunable: {', '.join(tunable) or 'none'})")
         value = getattr(self.method, parameter) if parameter else None
-        k = self.privacy.k
+        k = self.privacy.k if "k" not in listed else None  # a k that does not apply bounds no method parameter
         inherit: dict[str, object] = {name: getattr(self.privacy, name) for name in ("k", "l", "t")
                    if name in type(self.method).model_fields and getattr(self.method, name) is None
-                   and getattr(self.privacy, name) is not None
+                   and getattr(self.privacy, name) is not None and name not in listed
                    and (name != parameter or self.tuning.strategy == "fixed")}
         if inherit:  # a method's k (l, t) defaults to the policy's when it is not tuned
             self.__dict__["method"] = self.method.model_copy(update=inherit)

@@ -20,8 +20,15 @@ is not). An unresolved pending entry and a ``.staging-*`` leftover are findings;
 (:func:`ppdp.tasks.staging.publish_lock`); staging folders, the lock and the crash-test hook are
 :mod:`ppdp.tasks.staging`'s.
 
-Entries hold ids, hashes, statuses and reasons, never data values. ``verify`` never raises on a damaged
-database or release folder: every problem is one line naming the file and the entry.
+Entries hold ids, hashes, statuses and reasons, never data values. The input is named by its keyed digest
+(``input_digest``, ``input_key_id``: :mod:`ppdp.tasks.digests`), never by its SHA-256, which would confirm a guessed
+input; the unkeyed SHA-256 is in the publisher's private record (:mod:`ppdp.tasks.private_record`), against which
+``verify`` checks each digest where the key is. A refused differential_privacy run records its reason there too
+(its entry says only that it was withheld). ``verify`` never raises on a damaged database or release folder: every
+problem is one line naming the file and the entry.
+
+Trails written before keyed digests (a column ``input_sha256``) are read and verified as they are; ppdp appends to
+none of them.
 """
 
 from __future__ import annotations
@@ -64,14 +71,18 @@ GENESIS = "0" * 64
 DB_NAME = "audit.db"
 SIGNATURE_DOMAIN = b"ppdp audit entry v1\n"
 # every column but seq, in table order; all but entry_hash and signature are hashed (and so signed)
-_TEXT_OR_NULL = {"spec_sha256", "input_sha256", "output_sha256", "manifest_sha256", "files", "flow_run_id"}
+_TEXT_OR_NULL = {"spec_sha256", "input_digest", "input_key_id", "input_sha256", "output_sha256", "manifest_sha256",
+                 "files", "flow_run_id"}
 _INT_OR_NULL = {"completes"}
 _FIELDS = [
-    "seq", "trail_id", "release_id", "dataset", "status", "completes", "reason", "spec_sha256", "input_sha256",
-    "output_sha256", "manifest_sha256", "files", "started_at", "finished_at", "user", "host", "flow_run_id",
-    "key_id", "prev_hash",
+    "seq", "trail_id", "release_id", "dataset", "status", "completes", "reason", "spec_sha256", "input_digest",
+    "input_key_id", "output_sha256", "manifest_sha256", "files", "started_at", "finished_at", "user", "host",
+    "flow_run_id", "key_id", "prev_hash",
 ]
 _COLUMNS = [*_FIELDS, "entry_hash", "signature"]
+# a trail written before keyed input digests: the input's unkeyed SHA-256 in input_sha256 (read, never appended to)
+_LEGACY_FIELDS = [*_FIELDS[:8], "input_sha256", *_FIELDS[10:]]
+_LEGACY_COLUMNS = [*_LEGACY_FIELDS, "entry_hash", "signature"]
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS entries (
     seq INTEGER PRIMARY KEY,
@@ -128,9 +139,18 @@ def trail_id(root: Path) -> str | None:
 
 
 # -- hashing and signing ------------------------------------------------------------------------------------
+def _legacy(names) -> bool:
+    """Whether a row (or a table's columns) is of a trail written before keyed input digests."""
+    return "input_sha256" in names and "input_digest" not in names
+
+
+def _columns_of(row: dict) -> list[str]:
+    return _LEGACY_COLUMNS if _legacy(row) else _COLUMNS
+
+
 def compute_hash(fields: dict[str, object]) -> str:
     """SHA-256 of the canonical JSON of every hashed field (values exactly as stored in the database)."""
-    payload = {f: fields.get(f) for f in _FIELDS}
+    payload = {f: fields.get(f) for f in (_LEGACY_FIELDS if _legacy(fields) else _FIELDS)}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -172,7 +192,8 @@ def append_entry(
     reason: str,
     started_at: datetime,
     spec_sha256: str | None = None,
-    input_sha256: str | None = None,
+    input_digest: str | None = None,
+    input_key_id: str | None = None,
     output_sha256: str | None = None,
     manifest_sha256: str | None = None,
     files: dict[str, str] | None = None,
@@ -200,7 +221,8 @@ def append_entry(
         "completes": completes,
         "reason": " ".join(reason.split())[:2000],
         "spec_sha256": spec_sha256,
-        "input_sha256": input_sha256,
+        "input_digest": input_digest,
+        "input_key_id": input_key_id,
         "output_sha256": output_sha256,
         "manifest_sha256": manifest_sha256,
         "files": files_json(files),
@@ -249,9 +271,13 @@ def append_entry(
 def _require_current_format(conn: sqlite3.Connection, root: Path) -> None:
     for table, expected in (("entries", _COLUMNS), ("head", _HEAD_COLUMNS)):
         found = [r["name"] for r in conn.execute(f"PRAGMA table_info({table})").fetchall()]
+        if found == _LEGACY_COLUMNS:
+            raise PublishError(f"audit trail {db_path(root)} was written before keyed input digests (its entries name "
+                               "inputs by their unkeyed SHA-256): ppdp verifies it but appends to it no more, and "
+                               "the releases under this root cannot be judged with later ones; nothing published")
         if found != expected:
             raise PublishError(f"audit trail {db_path(root)} is not in the signed format of this ppdp (table "
-                               f"{table} has other columns): run ppdp audit verify, and publish to a new root")
+                               f"{table} has other columns): run ppdp audit verify; nothing published")
 
 
 def _check_completes(conn: sqlite3.Connection, root: Path, completes: int, release_id: str, dataset: str) -> None:
@@ -265,18 +291,38 @@ def _check_completes(conn: sqlite3.Connection, root: Path, completes: int, relea
 
 def record_refusal(root: Path | None, *, release_id: str, dataset: str | None, error: Exception,
                    started_at: datetime, flow_run_id: str | None = None, spec_sha256: str | None = None,
-                   input_sha256: str | None = None) -> AuditEntry | None:
-    """Audit a run that published nothing, when its publish root is known and writable; returns the entry."""
+                   input_digest: str | None = None, input_key_id: str | None = None,
+                   private_sha256: str | None = None, withhold: bool = False) -> AuditEntry | None:
+    """Audit a run that published nothing, when its publish root is known and writable; returns the entry.
+
+    ``input_digest`` and ``input_key_id`` name the input it read (keyed); ``private_sha256``, the input's unkeyed
+    SHA-256, goes only to the publisher's private record of the run. ``withhold`` (a differential_privacy run): the
+    entry says only what kind of refusal it was, the reason (which may quote a figure of the input) is kept in the
+    private record."""
     if root is None:
         return None
+    from ppdp.tasks.private_record import REFUSAL_WITHHELD, Record
+
     status = cast(AuditStatus, getattr(error, "status", "error"))  # a PpdpError's status: "error" or "rejected"
+    reason = str(error)
+    public = f"{type(error).__name__}: {REFUSAL_WITHHELD}" if withhold else reason
     try:
         ensure_root(root)
-        return append_entry(root, release_id=release_id, dataset=dataset or "unknown", status=status,
-                            reason=str(error), started_at=started_at, flow_run_id=flow_run_id,
-                            spec_sha256=spec_sha256, input_sha256=input_sha256)
+        entry = append_entry(root, release_id=release_id, dataset=dataset or "unknown", status=status,
+                             reason=public, started_at=started_at, flow_run_id=flow_run_id,
+                             spec_sha256=spec_sha256, input_digest=input_digest, input_key_id=input_key_id)
     except PublishError:
         return None  # the root (or the key) is the problem; the original error is what the user sees
+    private = Record(release_id=release_id, dataset=dataset or "unknown", input_sha256=private_sha256,
+                     input_digest=input_digest, input_key_id=input_key_id, reason=reason if withhold else None)
+    if private.needed:
+        try:
+            private.write(entry.trail_id, Path(root))
+        except PublishError as exc:  # the refusal is audited; its private record is the publisher's to restore
+            import sys
+
+            sys.stderr.write(f"ppdp: warning: {exc}\n")
+    return entry
 
 
 # -- reading ------------------------------------------------------------------------------------------------
@@ -307,8 +353,9 @@ def _read_trail(root: Path) -> _Trail:
                 trail.problems.append(f"{name}: table entries is missing")
             else:
                 cols = [r["name"] for r in conn.execute("PRAGMA table_info(entries)").fetchall()]
-                extra = [c for c in cols if c not in _COLUMNS]
-                missing = [c for c in _COLUMNS if c not in cols]
+                expected = _LEGACY_COLUMNS if _legacy(cols) else _COLUMNS
+                extra = [c for c in cols if c not in expected]
+                missing = [c for c in expected if c not in cols]
                 if extra:
                     trail.problems.append(f"{name}: table entries has unexpected columns {', '.join(extra)} "
                                           "(not covered by any signature)")
@@ -339,7 +386,7 @@ def _sqlite_reason(exc: Exception) -> str:
 
 
 def _entry_from_row(row: dict) -> AuditEntry:
-    data = {c: row.get(c) for c in _COLUMNS}
+    data = {c: row.get(c) for c in _columns_of(row)}
     if isinstance(data["files"], str):
         data["files"] = json.loads(data["files"])
     return AuditEntry.model_validate(data)
@@ -383,13 +430,16 @@ def find_entries(root: Path, release_id: str) -> list[AuditEntry]:
 
 
 # -- verifying ----------------------------------------------------------------------------------------------
-def verify(root: Path, expect_head: dict | None = None) -> list[str]:
+def verify(root: Path, expect_head: dict | None = None, notes: list[str] | None = None) -> list[str]:
     """Every problem found, one line each naming the file and the entry; empty when the trail is intact.
 
     Checks every signature against the trusted keys, the hash chain, the head record, the local witness and
     ``expect_head`` (an external witness), every published release folder's exact file list and hashes, and
-    that every release folder on disk has its entry. Raises :class:`PublishError` only when there is no trail
-    and nothing that should have one (no release folder, no witness given)."""
+    that every release folder on disk has its entry; where this machine holds the publisher's series key, each
+    entry's keyed input digest against the publisher's private record of its run (:func:`_check_digests`).
+    ``notes``, when given, receives one line per thing that was not checked and why (no finding). Raises
+    :class:`PublishError` only when there is no trail and nothing that should have one (no release folder, no
+    witness given)."""
     root = Path(root)
     problems: list[str] = []
     if not os.path.lexists(db_path(root)):
@@ -397,13 +447,13 @@ def verify(root: Path, expect_head: dict | None = None) -> list[str]:
         if not on_disk and expect_head is None:
             raise PublishError(f"no audit trail at {db_path(root)}")
     try:
-        _verify(root, expect_head, problems)
+        _verify(root, expect_head, problems, notes if notes is not None else [])
     except Exception as exc:  # noqa: BLE001 - last resort: a damaged root is a finding, never a traceback
         problems.append(f"{DB_NAME}: verification stopped early ({type(exc).__name__})")
     return problems
 
 
-def _verify(root: Path, expect_head: dict | None, problems: list[str]) -> None:
+def _verify(root: Path, expect_head: dict | None, problems: list[str], notes: list[str]) -> None:
     trusted, key_problems = keys.trusted_keys()
     if not os.path.lexists(db_path(root)):
         problems.append(f"{DB_NAME}: the audit trail is missing")
@@ -435,10 +485,54 @@ def _verify(root: Path, expect_head: dict | None, problems: list[str]) -> None:
     if expect_head is not None:
         _compare_head(expect_head, "the expected head", trail_id, by_seq, last_seq, trusted, problems)
     expected = _check_releases(root, rows, good, problems)
+    _check_digests(rows, good, problems, notes)
     resolved = {r.get("completes") for r in rows}
     staged = {f"{STAGING_PREFIX}{r.get('release_id')}": r for r in rows
               if r.get("status") == "pending" and r.get("seq") not in resolved}
     problems.extend(_scan_root(root, expected, staged))
+
+
+def _check_digests(rows: list[dict], good: set[int], problems: list[str], notes: list[str]) -> None:
+    """Each sound entry's keyed input digest recomputed, with this machine's digest key, from the input's SHA-256
+    in the publisher's private record of the run (:mod:`ppdp.tasks.private_record`): a digest that differs is a
+    finding. What cannot be checked (no key here, another key, no private record) is one note line each."""
+    from ppdp.tasks import digests
+    from ppdp.tasks.private_record import read_record
+
+    sound = [r for r in rows if r.get("seq") in good]
+    legacy = sum(1 for r in sound if _legacy(r) and r.get("input_sha256"))
+    if legacy:
+        notes.append(f"input: {legacy} entries name their input by its unkeyed SHA-256 (written before keyed "
+                     "digests): nothing to check")
+    named = [r for r in sound if isinstance(r.get("input_digest"), str)]
+    if not named:
+        return
+    key = digests.local_key()
+    if key is None:
+        notes.append(f"input digests of {len(named)} entries not checked: {digests.NO_KEY}")
+        return
+    mine = digests.key_id(key)
+    other = sum(1 for r in named if r.get("input_key_id") != mine)
+    checked = unrecorded = 0
+    for row in (r for r in named if r.get("input_key_id") == mine):
+        record = read_record(str(row.get("trail_id")), str(row.get("release_id")))
+        if record is None or record.input_sha256 is None:
+            unrecorded += 1
+            continue
+        result = digests.check(record.input_sha256, row["input_digest"], row["input_key_id"], key)
+        if result.verdict == "differs":
+            problems.append(f"{DB_NAME}: {_label(row)}: its input digest is not the keyed digest of the input its "
+                            "private record names (the entry or the record was altered)")
+        else:
+            checked += 1
+    if other:
+        notes.append(f"input digests of {other} entries not checked: made under another key than this machine's "
+                     f"series key gives ({mine})")
+    if unrecorded:
+        notes.append(f"input digests of {unrecorded} entries not checked: no private record of their run on this "
+                     "machine (<config>/records/<trail id>/<release id>.json)")
+    if checked:
+        notes.append(f"input digests of {checked} entries checked against the publisher's private records")
 
 
 def _check_chain(rows: list[dict], trusted: dict, problems: list[str]) -> set[int]:
@@ -489,7 +583,8 @@ def _check_chain(rows: list[dict], trusted: dict, problems: list[str]) -> set[in
 
 def _check_types(row: dict, label: str, problems: list[str]) -> bool:
     ok = True
-    for col in _COLUMNS:
+    columns = _columns_of(row)
+    for col in columns:
         if col not in row:
             continue  # reported once for the table
         value = row[col]
@@ -504,7 +599,7 @@ def _check_types(row: dict, label: str, problems: list[str]) -> bool:
                 type(value), type(value).__name__)
             problems.append(f"{label}: field {col} is {got}, expected {want}")
             ok = False
-    if any(c not in row for c in _COLUMNS):
+    if any(c not in row for c in columns):
         return False
     if ok:
         try:
@@ -771,6 +866,9 @@ def _check_manifest(folder: Path, row: dict, rel: str, label: str, intact: bool,
         out.append(f"{where}: names another release")
     if data.get("output_sha256") != row.get("output_sha256"):
         out.append(f"{where}: names another data.parquet hash than the audit entry")
+    name = "input_sha256" if _legacy(row) else "input_digest"
+    if data.get(name) != row.get(name) or (not _legacy(row) and data.get("input_key_id") != row.get("input_key_id")):
+        out.append(f"{where}: names another input digest than the audit entry")
     listed = data.get("data_files") or []
     if signed_rows or listed:
         try:
@@ -888,8 +986,9 @@ def roll_back_quietly(root: Path, pending: AuditEntry, why: str) -> None:
     try:
         append_entry(root, release_id=pending.release_id, dataset=pending.dataset, status="rolled_back",
                      reason=f"rolled back: {why}; nothing published", started_at=pending.started_at,
-                     spec_sha256=pending.spec_sha256, input_sha256=pending.input_sha256,
-                     output_sha256=pending.output_sha256, manifest_sha256=pending.manifest_sha256,
+                     spec_sha256=pending.spec_sha256, input_digest=pending.input_digest,
+                     input_key_id=pending.input_key_id, output_sha256=pending.output_sha256,
+                     manifest_sha256=pending.manifest_sha256,
                      completes=pending.seq, flow_run_id=pending.flow_run_id)
     except PublishError:
         pass

@@ -8,22 +8,26 @@ made exactly as ``ppdp run`` would make its release, without publishing it:
   runs with its default parameters (the spec's ``hierarchies``, ``bins`` and ``categories``, which describe the
   data rather than tune a method, are carried to a method that takes them) and its default tuning strategy
   (:func:`default_tuning`), with the spec's tuning objective, accuracy gap, repeats and bisect resolution;
-* **its policy** (:func:`method_policy`, :data:`POLICY_RULE`): the spec's gates that apply to the method's privacy
-  unit; when none applies, the safety floor's own limits written as gates (``max_average_risk`` 0.09 for classes
-  and groups, ``max_linkage_risk`` 0.5 for records, ``max_disclosure_gain`` 0.05 for attribute protection,
-  ``max_epsilon`` / ``max_delta`` for a DP mechanism), plus ``k`` = the rare-value rule's k (``privacy.k``, else 2)
-  for a method hiding identities by classes or groups. Such gates add nothing to the floor: the method is judged by
-  the floor alone (and that k). ``privacy.accept_below_floor`` is not carried: compare never recommends a release
-  below the floor, and the tuner aims at the floor;
+* **its policy** (:func:`method_policy`, :data:`POLICY_RULE`): the spec's policy as given, every gate kept; the
+  gates that do not apply to the method's privacy unit are listed in ``privacy.not_applicable`` (kept, not judged:
+  ``privacy.k`` still sets the rare-value rule) and said in one line (:func:`not_applicable_line`). When no gate
+  of the spec applies, the safety floor's own limits are added as gates (``max_average_risk`` for classes and
+  groups, ``max_linkage_risk`` for records, ``max_disclosure_gain`` for attribute protection), plus ``k`` = the
+  rare-value rule's k for a method hiding identities by classes or groups: they add nothing to the floor.
+  ``privacy.accept_below_floor`` is not carried (compare never recommends a release below the floor, and the tuner
+  aims at the floor), nor ``privacy.budget`` to a method that is not differentially private;
 * rare values, hold-out, tuning (its evaluations run one after another inside the method's task), sanitizing,
   promoting columns published beside the quasi-identifiers (and running again), the privacy gates, the attacker's
   view and the safety floor, utility (the method's release shape measures both: :mod:`ppdp.tasks.shapes`), with the
   same functions the release flow calls (:func:`ppdp.tasks.reproduce.prepare_rows` for the rows).
 
-A method that cannot apply (its own check raises :class:`SpecError` or :class:`InputError`: no numeric attribute,
-no sensitive column, a parameter with no default that is not tuned) is listed as not applicable with that one line;
-a method whose gates, floor or utility gates fail, or for which the tuner finds no value that passes, is listed as
-refused with its one line. The series (earlier releases under the publish root) is not judged: nothing is
+A differentially private method (unit ``differential_privacy``) is never run (:func:`not_run_reason`): every run of
+its mechanism on the input's rows spends privacy budget, and a run here would spend it on the same rows uncounted
+by the dataset's budget (``ppdp run`` charges the one run it publishes). Its row says so in words and carries no
+figure. A method that cannot apply (its own check raises :class:`SpecError` or :class:`InputError`: no numeric
+attribute, no sensitive column, a parameter with no default that is not tuned) is listed as not applicable with that
+one line; a method whose gates, floor or utility gates fail, or for which the tuner finds no value that passes, is
+listed as refused with its one line. The series (earlier releases under the publish root) is not judged: nothing is
 published, and the ledger is never read.
 
 The recommendation (:func:`rank`, :data:`RECOMMENDATION_RULE`): among the methods whose policy, safety floor and
@@ -33,6 +37,12 @@ unbalanced table), the highest accuracy ratio (rounded to 2 decimals, as shown),
 then the lowest re-identification risk (:func:`risk_of`: average risk for classes and groups, linkage risk for
 record-by-record methods; rounded to 3 decimals), then the name. Time is shown but never decides: it varies from
 run to run, and the same spec, data and seed must give the same recommendation.
+
+A figure fixed by construction (:func:`fixed_by_construction`: a record release's linkage risk when no published
+row stands for an input record, 0 whatever the data; a DP mechanism's epsilon and delta, its parameters) is not a
+measure and never decides: it is left out of the row (the row says why in ``by_construction``), so it neither
+ranks nor is plotted, and a method whose every judged gate rests on such a figure is not recommended (its policy
+does not judge it).
 """
 
 from __future__ import annotations
@@ -49,25 +59,36 @@ from pydantic import ValidationError
 
 from ppdp.schemas.compare import CompareResult, CompareRow
 from ppdp.schemas.methods import identity_by
-from ppdp.schemas.privacy import GATE_UNITS, floor_rules, gates_set
+from ppdp.schemas.privacy import GATE_UNITS, floor_rules, gates_judged, gates_set
 from ppdp.schemas.reports import Roles
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.errors import InputError, PpdpError, SpecError
 from ppdp.tasks.shapes import PreparedRows
 
 RECOMMENDATION_RULE = (
-    "among the methods whose privacy policy, safety floor and utility gates all hold (what ppdp run would publish) "
-    "and on whose release the classifier tells at least two classes apart: "
-    "the highest accuracy ratio (to 2 decimals), then the lowest re-identification risk (average risk for classes "
-    "and groups, linkage risk for record-by-record methods; to 3 decimals), then the name; a method below the safety "
-    "floor is never recommended; time is shown but does not decide (it varies between runs)")
+    "among the methods whose privacy policy, safety floor and utility gates all hold (what ppdp run would publish), "
+    "whose policy judges at least one figure measured on the release, and on whose release the classifier tells at "
+    "least two classes apart: the highest accuracy ratio (to 2 decimals), then the lowest re-identification risk "
+    "(average risk for classes and groups, linkage risk for record-by-record methods; to 3 decimals), then the name; "
+    "a figure fixed by construction (linkage risk where no published row stands for an input record, a DP "
+    "mechanism's epsilon) never decides; a method below the safety floor is never recommended; time is shown but "
+    "does not decide (it varies between runs)")
 
 POLICY_RULE = (
-    "each method is held to the spec's gates that apply to its privacy unit; when none applies, to the safety floor "
-    "alone (its limits written as gates: max_average_risk 0.09 for classes and groups, max_linkage_risk 0.5 for "
-    "records, max_disclosure_gain 0.05 for attribute protection, max_epsilon 10 and max_delta 1e-6 for a DP "
-    "mechanism) plus, for classes and groups hiding identities, k = the rare-value rule's k (privacy.k, else 2); "
-    "privacy.accept_below_floor is not carried")
+    "each method is held to the spec's policy as given: the gates that apply to its privacy unit are judged, the "
+    "others are kept in its spec as privacy.not_applicable (not judged; privacy.k still sets the rare-value rule); "
+    "when no gate of the spec applies, the safety floor's limits are added as gates (max_average_risk for classes "
+    "and groups, max_linkage_risk for records, max_disclosure_gain for attribute protection) with, for classes and "
+    "groups hiding identities, k = the rare-value rule's k (privacy.k, else 2); privacy.accept_below_floor is not "
+    "carried; differentially private methods are not run")
+
+UNIT_SCOPE = {
+    "equivalence_class": "its rows are records recoded into classes, judged over the classes they share",
+    "generating_group": "its rows are synthesized from groups of records, judged over the groups",
+    "record": "each published row is perturbed or generated on its own, with no class or group to count",
+    "differential_privacy": "its privacy is its mechanism's (epsilon, delta), which holds by construction",
+}
+"""What a privacy unit judges, in words: why a gate of another unit does not apply to a method of this one."""
 
 DATA_PARAMETERS = ("hierarchies", "bins", "categories")
 """Method parameters that describe the data (generalization hierarchies, public bins and categories), not a
@@ -102,27 +123,57 @@ def default_tuning(spec: ReleaseSpec, cls) -> dict[str, Any]:
 
 
 def method_policy(spec: ReleaseSpec, cls) -> tuple[dict[str, Any], str]:
-    """The ``privacy`` section ``cls`` is judged by (see :data:`POLICY_RULE`) and where its gates come from
-    (``spec`` or ``floor``)."""
+    """The ``privacy`` section ``cls`` is judged by (see :data:`POLICY_RULE`) and where its judged gates come from
+    (``spec`` or ``floor``): the spec's policy as given, the gates that do not apply to ``cls``'s unit listed in
+    ``not_applicable`` (the spec's own list is made again for this unit)."""
     unit = cls.unit
     policy = spec.privacy
     out: dict[str, Any] = {k: v for k, v in policy.model_dump(mode="json").items() if k in _NON_GATES}
-    gates = {g: getattr(policy, g) for g in gates_set(policy) if unit in GATE_UNITS[g]}
+    given = {g: getattr(policy, g) for g in gates_set(policy)}
+    out.update(given)
+    judged = [g for g in given if unit in GATE_UNITS[g]]
     source = "spec"
-    if not gates:
+    if not judged:
         source = "floor"
         hidden = identity_by(cls.protects, unit)  # the floor's kinds, as check_floor takes them
         kinds = ([hidden] if hidden != "none" else []) + (["attribute"] if cls.protects == "attribute" else [])
+        added: dict[str, Any] = {}
         for rule in (r for kind in kinds for r in floor_rules(kind)):
             gate = f"max_{rule.key}"
             if rule.comparison == "<=" and rule.limit > 0 and unit in GATE_UNITS.get(gate, ()):
-                gates[gate] = rule.limit
+                added[gate] = rule.limit
         if cls.protects == "identity" and unit in ("equivalence_class", "generating_group"):
-            gates["k"] = spec.rare_k
-    out.update(gates)
+            added["k"] = spec.rare_k
+        out.update(added)
+    not_applicable = [g for g in GATE_UNITS if g in out and out[g] is not None and unit not in GATE_UNITS[g]]
+    if not_applicable:
+        out["not_applicable"] = not_applicable
     if policy.budget is not None and unit == "differential_privacy":
         out["budget"] = policy.budget.model_dump(mode="json")
     return out, source
+
+
+def not_applicable_line(method: str, unit: str, gates: Sequence[str]) -> str | None:
+    """One line: the policy's gates that do not apply to ``method``'s unit, and why (None when every gate
+    applies)."""
+    if not gates:
+        return None
+    units = sorted({u for g in gates for u in GATE_UNITS[g]}, key=list(UNIT_SCOPE).index)
+    verb = "applies" if len(gates) == 1 else "apply"
+    return (f"privacy.{', privacy.'.join(gates)} {verb} to unit{'s' if len(units) > 1 else ''} {', '.join(units)}, "
+            f"not to {method}'s unit {unit} ({UNIT_SCOPE.get(unit, unit)}): kept as given, listed in "
+            "privacy.not_applicable, not judged" + ("; privacy.k still sets the rare-value rule" if "k" in gates
+                                                    else ""))
+
+
+def not_run_reason(cls) -> str | None:
+    """Why compare does not run ``cls`` (a differentially private method), in one line; None when it runs it."""
+    if cls.unit != "differential_privacy":
+        return None
+    return (f"not run: {cls.name} is differentially private, and every run of its mechanism on the input's rows "
+            "spends privacy budget; run here, it would spend budget on the same rows that the dataset's budget "
+            "never counts (ppdp run charges the one run it publishes to the series ledger), so compare measures "
+            "nothing of it")
 
 
 def _validate(raw: dict[str, Any]) -> ReleaseSpec:
@@ -142,6 +193,9 @@ def method_spec(spec: ReleaseSpec, name: str) -> tuple[ReleaseSpec, str]:
     from ppdp.tasks.sanitize.registry import method_class
 
     cls = method_class(name)
+    reason = not_run_reason(cls)
+    if reason is not None:  # plan() never asks: such a method gets its not-run row
+        raise SpecError(reason)
     raw = spec.model_dump(mode="json")
     raw["privacy"], source = method_policy(spec, cls)
     if name == spec.method.name:
@@ -157,14 +211,6 @@ def method_spec(spec: ReleaseSpec, name: str) -> tuple[ReleaseSpec, str]:
                 continue
             method[key] = own[key]
     raw["tuning"] = default_tuning(spec, cls)
-    if cls.unit == "differential_privacy" and "epsilon" in fields:
-        # epsilon is never tuned on the data (each evaluation would spend budget on the same rows): the method runs
-        # at its policy's bound (the spec's max_epsilon, else the safety floor's), the most the policy accepts
-        epsilon = raw["privacy"].get("max_epsilon")
-        if epsilon is None:
-            raise SpecError(f"{name}: its epsilon is never tuned on the data, and its policy bounds none")
-        method["epsilon"] = epsilon
-        raw["tuning"] = {"strategy": "fixed"}
     raw["method"] = method
     return _validate(raw), source
 
@@ -259,8 +305,9 @@ def _tuned_text(parameter: str | None, value: Any) -> str | None:
 
 
 def _policy_lines(policy) -> list[str]:
+    """The judged gates of ``policy``, each as ``key comparison threshold``."""
     out = []
-    for g in gates_set(policy):
+    for g in gates_judged(policy):
         value = getattr(policy, g)
         comparison = ">=" if g in ("k", "l", "min_dcr", "min_vd") else "<="
         out.append(f"{g} {comparison} {value:g}")
@@ -297,8 +344,14 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
 
     started = time.perf_counter()
     cls = method_class(spec.method.name)
+    not_run = not_run_reason(cls)
+    if not_run is not None:  # before anything reads the rows: a DP mechanism never runs here
+        return not_run_row(cls.name, not_run)
+    listed = list(spec.privacy.not_applicable)
     row: dict[str, Any] = dict(method=cls.name, unit=cls.unit, protects=cls.protects,
                                policy=_policy_lines(spec.privacy), policy_source=policy_source,
+                               not_applicable=listed, not_applicable_reason=not_applicable_line(cls.name, cls.unit,
+                                                                                                listed),
                                reproducible=bool(getattr(cls, "reproducible", True)), strategy=spec.tuning.strategy)
 
     def done(status: str, reason: str | None = None, **extra) -> CompareRow:
@@ -349,6 +402,12 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
                      average_risk=view.group_average_risk if groups else view.average_risk,
                      exact_copies=view.exact_copies, linkage_risk=view.linkage_risk,
                      disclosure_gain=view.disclosure_gain, epsilon=view.epsilon)
+    fixed = fixed_by_construction(release, report)
+    extra["by_construction"] = fixed
+    if "max_linkage_risk" in fixed:  # not a measure: it neither ranks nor is plotted
+        extra["linkage_risk"] = None
+    judged = gates_judged(spec.privacy)
+    extra["policy_measured"] = any(g not in fixed for g in judged)
     extra["accuracy_constant"] = constant_accuracy(prepared.train, prepared.test, roles.class_column)
     extra["signal"] = recalls_two_classes([c.sanitized for c in util.per_class])
     reasons = refusal_reasons(report, util)
@@ -358,11 +417,41 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
         reasons.append(f"its tuned value cannot be written as a spec: {_one_line(exc)}")
     if reasons:
         return done("refused", "; ".join(reasons), **extra)
-    return done("passes", None if extra["signal"] else NO_SIGNAL, **extra)
+    notes = [] if extra["policy_measured"] else [unjudged_note(cls.unit, judged, fixed)]
+    if not extra["signal"]:
+        notes.append(NO_SIGNAL)
+    return done("passes", "; ".join(notes) or None, **extra)
 
 
 NO_SIGNAL = ("not recommended: the classifier trained on this release recalls held-out rows of one class only (the "
              "release carries nothing it can use to tell the classes apart)")
+
+
+def fixed_by_construction(release, report) -> dict[str, str]:
+    """The gates whose figure is fixed by the release's construction whatever the data, each with why: the claims
+    marked ``construction`` (a DP mechanism's epsilon and delta: its parameters), and a record release's linkage risk
+    when no published row stands for an input record (``row_source`` all -1: the nearest published row never
+    stands for the record, so the share is 0)."""
+    import numpy as np
+
+    out: dict[str, str] = {}
+    for claim in report.claims:
+        if claim.recheck == "construction" and claim.name in GATE_UNITS:
+            out[claim.name] = "holds by the mechanism's construction (its parameter, not a measure of the release)"
+    rows = np.asarray(release.row_source)
+    if release.unit == "record" and rows.size and bool((rows < 0).all()):
+        out["max_linkage_risk"] = ("linkage risk is 0 by construction: no published row stands for an input record, "
+                                   "so none is ever linked")
+    return out
+
+
+def unjudged_note(unit: str, judged: Sequence[str], fixed: dict[str, str]) -> str:
+    """Why a release whose every judged gate is fixed by construction is not recommended, in one line."""
+    why = "; ".join(f"{g}: {fixed[g]}" for g in judged if g in fixed)
+    can = [g for g in ("min_dcr", "min_vd") if unit in GATE_UNITS[g]]
+    hint = f" (a gate measured on its rows, such as {' or '.join(can)}, would)" if can else ""
+    return (f"not recommended: every gate of its policy that applies is fixed by construction ({why}), so the policy "
+            f"does not judge this release{hint}")
 
 
 def constant_accuracy(train: pd.DataFrame, test: pd.DataFrame, class_column: str | None) -> float | None:
@@ -399,6 +488,15 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
+def not_run_row(name: str, reason: str) -> CompareRow:
+    """The row of a method compare does not run (:func:`not_run_reason`): its reason, no figure."""
+    from ppdp.tasks.sanitize.registry import method_class
+
+    cls = method_class(name)
+    return CompareRow(method=name, unit=cls.unit, protects=cls.protects, status="not_run", reason=reason,
+                      reproducible=bool(getattr(cls, "reproducible", True)))
+
+
 def not_applicable_row(spec: ReleaseSpec, name: str, reason: str) -> CompareRow:
     """The row of a method for which no valid spec exists (its spec's one-line error as the reason)."""
     from ppdp.tasks.sanitize.registry import method_class
@@ -411,8 +509,8 @@ def not_applicable_row(spec: ReleaseSpec, name: str, reason: str) -> CompareRow:
 def plan(spec: ReleaseSpec, methods: Sequence[str] | None = None
          ) -> list[tuple[str, ReleaseSpec | None, str, CompareRow | None]]:
     """Each method to compare (every registered one, or ``methods``, in name order): (name, its spec, its policy
-    source, None), or (name, None, "", its not-applicable row) when no valid spec exists for it. Raises
-    :class:`SpecError` for an unknown name."""
+    source, None), or (name, None, "", its ready row): not run (a differentially private method), or not applicable
+    when no valid spec exists for it. Raises :class:`SpecError` for an unknown name."""
     from ppdp.tasks.sanitize.registry import REGISTRY, method_class
 
     names = sorted(REGISTRY) if not methods else sorted(dict.fromkeys(methods))
@@ -420,6 +518,10 @@ def plan(spec: ReleaseSpec, methods: Sequence[str] | None = None
         method_class(n)  # an unknown name: one line listing the known ones
     out: list[tuple[str, ReleaseSpec | None, str, CompareRow | None]] = []
     for name in names:
+        reason = not_run_reason(method_class(name))
+        if reason is not None:
+            out.append((name, None, "", not_run_row(name, reason)))
+            continue
         try:
             method, source = method_spec(spec, name)
         except SpecError as exc:
@@ -445,15 +547,17 @@ def compare_in_process(spec: ReleaseSpec, methods: Sequence[str] | None = None) 
     # plan gives a method's spec whenever it gives no ready row
     rows = [row if row is not None else compare_method(cast(ReleaseSpec, method), protected, roles, source, order_key)
             for _, method, source, row in plan(spec, methods)]
-    return summarize(rows, spec, input_sha256=report.input_sha256, input_rows=report.rows,
+    return summarize(rows, spec, input_digest=report.input_digest, input_key_id=report.input_key_id,
+                     input_rows=report.read_rows,
                      seconds=time.perf_counter() - started)
 
 
 # -- the comparison ----------------------------------------------------------------------------------------------
 def risk_of(row: CompareRow) -> tuple[str, float | None]:
-    """The re-identification risk a row is ranked and plotted by: linkage risk for record-by-record methods,
-    average risk (mean 1 / class size as the attacker sees the table) otherwise."""
-    if row.identity_by == "records" and row.linkage_risk is not None:
+    """The re-identification risk a row is ranked and plotted by: linkage risk for record-by-record methods (None
+    when it is fixed by construction: the row leaves it out), average risk (mean 1 / class size as the attacker sees
+    the table) otherwise."""
+    if row.identity_by == "records":
         return "linkage risk", row.linkage_risk
     return "average risk", row.average_risk
 
@@ -467,13 +571,14 @@ def _rank_key(row: CompareRow) -> tuple:
 def _group(row: CompareRow) -> int:
     if row.eligible:
         return 0
-    return {"passes": 1, "refused": 2, "not_applicable": 3, "error": 4}[row.status]
+    return {"passes": 1, "refused": 2, "not_applicable": 3, "not_run": 3, "error": 4}[row.status]
 
 
 def rank(rows: Sequence[CompareRow]) -> list[CompareRow]:
     """The rows in table order: the methods the recommendation chooses from by :data:`RECOMMENDATION_RULE` (the
-    first is recommended), then those that pass but carry nothing for the classifier, then the refused ones (by the
-    same rule), then the methods that cannot apply and the errors, by name."""
+    first is recommended), then those that pass but are not recommended (nothing for the classifier, or a policy
+    that judges no measured figure), then the refused ones (by the same rule), then the methods not run or that
+    cannot apply, and the errors, by name."""
     return sorted(rows, key=lambda r: (_group(r), *(
         _rank_key(r) if r.status in ("passes", "refused") else (0, 0, r.method))))
 
@@ -485,7 +590,7 @@ def recommendation_line(ranked: Sequence[CompareRow]) -> tuple[str | None, str]:
     if not passing:
         if any(r.status == "passes" for r in ranked):
             return None, ("no method to recommend: those that pass the privacy policy, the safety floor and the "
-                          "utility gates carry nothing the classifier can use (each row says why)")
+                          "utility gates are not recommended (each row says why)")
         return None, ("no method passes the privacy policy, the safety floor and the utility gates: nothing to "
                       "recommend (each row says why)")
     best = passing[0]
@@ -498,7 +603,8 @@ def recommendation_line(ranked: Sequence[CompareRow]) -> tuple[str | None, str]:
     return best.method, line
 
 
-def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_sha256: str, input_rows: int,
+def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_digest: str | None, input_rows: int,
+              input_key_id: str | None = None,
               seconds: float = 0.0) -> CompareResult:
     """The comparison's result: rows ranked, the recommendation and the rules."""
     ranked = rank(rows)
@@ -517,11 +623,28 @@ def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_sha256: st
     unreproducible = [r.method for r in ranked if not r.reproducible and r.status in ("passes", "refused")]
     if unreproducible:
         notes.append(f"{', '.join(unreproducible)}: the noise takes no seed, so its figures change from run to run")
-    return CompareResult(dataset=spec.dataset, input_sha256=input_sha256, input_rows=input_rows, seed=spec.seed,
+    return CompareResult(dataset=spec.dataset, input_digest=input_digest, input_key_id=input_key_id,
+                         input_rows=input_rows, seed=spec.seed,
                          runner=spec.runner.kind, classifier=spec.utility.classifier,
                          min_accuracy_ratio=spec.utility.min_accuracy_ratio, risk_gates=gates, rows=ranked,
                          recommended=recommended, recommendation=line, rule=RECOMMENDATION_RULE,
-                         policy_rule=POLICY_RULE, notes=notes, seconds=seconds)
+                         policy_rule=POLICY_RULE, notes=notes, not_carried=not_carried(spec, recommended),
+                         seconds=seconds)
+
+
+def not_carried(spec: ReleaseSpec, recommended: str | None) -> list[str]:
+    """The parts of the spec's policy the recommended method's spec does not carry, each with why in one line."""
+    from ppdp.tasks.sanitize.registry import method_class
+
+    if recommended is None:
+        return []
+    out = []
+    if spec.privacy.accept_below_floor is not None:
+        out.append("privacy.accept_below_floor: an approval to publish below the safety floor was given for another "
+                   "release; compare recommends none below the floor")
+    if spec.privacy.budget is not None and method_class(recommended).unit != "differential_privacy":
+        out.append(f"privacy.budget: it bounds differentially private releases, and {recommended} is not one")
+    return out
 
 
 def pareto_frontier(points: Sequence[tuple[float, float, str]]) -> list[tuple[float, float, str]]:
@@ -563,8 +686,9 @@ def _round(value: float | None, digits: int = 4) -> float | None:
 
 # -- files -------------------------------------------------------------------------------------------------------
 def comparable(result: CompareResult) -> dict[str, Any]:
-    """The result without times (what two runs of the same spec, data and seed must share)."""
-    data = result.model_dump(mode="json", exclude={"seconds", "runner"})
+    """The result without times and without the input's keyed digest, salted afresh by every run (what two runs of
+    the same spec, data and seed must share)."""
+    data = result.model_dump(mode="json", exclude={"seconds", "runner", "input_digest"})
     for r in data["rows"]:
         r.pop("seconds", None)
     return data
@@ -589,10 +713,14 @@ def spec_yaml(result: CompareResult, spec_path: str | Path) -> str:
         raise InputError(f"{result.recommendation}; no spec written")
     row = result.row(result.recommended)
     assert row.spec is not None
-    header = (f"# Written by ppdp compare from {Path(spec_path).name}: {result.recommendation}\n"
-              f"# {row.method} with {row.tuned or 'its parameters'} fixed (tuning.strategy: fixed); its policy: "
-              f"{', '.join(row.policy)}\n"
-              "# `ppdp run` on this file publishes the release compare measured (row order aside).\n")
+    judged = "judged" if row.policy_source == "spec" else "judged, the safety floor's limits added as gates"
+    lines = [f"Written by ppdp compare from {Path(spec_path).name}: {result.recommendation}",
+             f"{row.method} with {row.tuned or 'its parameters'} fixed (tuning.strategy: fixed); the policy as given, "
+             f"{judged}: {', '.join(row.policy)}",
+             *([row.not_applicable_reason] if row.not_applicable_reason else []),
+             *(f"not carried: {line}" for line in result.not_carried),
+             "`ppdp run` on this file publishes the release compare measured (row order aside)."]
+    header = "".join(f"# {' '.join(line.split())}\n" for line in lines)
     return header + yaml.safe_dump(row.spec, sort_keys=False, allow_unicode=True)
 
 

@@ -20,7 +20,7 @@ from ppdp.tasks.report.fmt import _e, _fmt, _share
 from ppdp.tasks.report.markup import _CSS, _badge, _table, html_page
 
 _STATUS = {"passes": ("ok", "passes"), "refused": ("bad", "refused"), "not_applicable": ("muted", "not applicable"),
-           "error": ("bad", "error")}
+           "not_run": ("muted", "not run"), "error": ("bad", "error")}
 
 _EXTRA_CSS = """
 .chart .dot-grey{fill:#9aa6b5;stroke:#fff;stroke-width:1.2}
@@ -90,7 +90,7 @@ def comparison_table(result: CompareResult) -> str:
     table = (f'<div class="cmp">{first}</div><h3>The attacker\'s view and utility of each release</h3>'
              f'<div class="cmp">{second}</div>')
     reasons = [(f"<b>{_e(r.method)}</b>", _status_badge(r), _e(r.reason)) for r in result.rows if r.reason]
-    why = ("<h3>Why a method is refused, not applicable or not recommended</h3>"
+    why = ("<h3>Why a method is refused, not applicable, not run or not recommended</h3>"
            + _table(("method", "status", "reason"), reasons, nowrap=(0, 1))) if reasons else ""
     return f"{table}{why}"
 
@@ -206,24 +206,31 @@ def render_compare(result: CompareResult) -> str:
     scatter = scatter_svg(result)
     figure = ("<figure>" + scatter[0] + scatter[1] + "<figcaption>Each measured method at its tuned value: the "
               "re-identification risk an attacker holding the release sees (average risk for classes and groups, "
-              "linkage risk for record-by-record methods) against the accuracy ratio. Attribute-protecting and DP "
-              "methods are placed by their average risk on the quasi-identifiers as published.</figcaption></figure>"
+              "linkage risk for record-by-record methods) against the accuracy ratio. Attribute-protecting methods "
+              "are placed by their average risk on the quasi-identifiers as published; a risk fixed by construction "
+              "(linkage where no published row stands for an input record) is not a measure and is not placed."
+              "</figcaption></figure>"
               if scatter else '<p class="muted">No method was measured.</p>')
     note = "".join(f'<p class="note"><b>Note:</b> {_e(n)}.</p>' for n in result.notes)
+    if best is not None and best.not_applicable_reason:
+        note += f'<p class="note"><b>Policy:</b> {_e(best.not_applicable_reason)}.</p>'
+    note += "".join(f'<p class="note"><b>Not carried:</b> {_e(n)}.</p>' for n in result.not_carried)
     return html_page(
         f"Method comparison: {result.dataset}", _CSS + _EXTRA_CSS, None,
         '<header class="top"><div class="wrap"><p class="eyebrow">ppdp method comparison</p>'
         f"<h1>{_e(result.dataset)}</h1><p class=\"sub\">{_fmt(result.input_rows)} input rows · seed "
         f"{_e(result.seed)} · classifier {_e(result.classifier)} · {len(result.rows)} methods: {counts['passes']} "
         f"pass, {counts['refused']} refused, {counts['not_applicable']} not applicable"
+        + (f", {counts['not_run']} not run" if counts["not_run"] else "")
         + (f", {counts['error']} errors" if counts["error"] else "") + "</p></div></header>\n"
         '<main class="wrap">\n'
         f'<section id="recommendation"><h2><span class="num">1</span>Recommendation</h2>{verdict}'
         f'<p class="note">Rule: {_e(result.rule)}.</p><p class="note">Policy per method: {_e(result.policy_rule)}.</p>'
         '<p class="note">Nothing was published: every method ran in memory on the spec\'s input (its rare-value '
         "rule, hold-out and seed), was tuned with its default strategy, and was judged as <code>ppdp run</code> "
-        "judges a release. <code>ppdp compare --write-spec PATH</code> writes the recommended method's spec with its "
-        "tuned value fixed.</p>" + note + "</section>\n"
+        "judges a release; a differentially private method is not run (a run would spend privacy budget on the "
+        "same rows, uncounted). <code>ppdp compare --write-spec PATH</code> writes the recommended method's spec "
+        "with its tuned value fixed and the policy as given.</p>" + note + "</section>\n"
         f'<section id="table"><h2><span class="num">2</span>Every method</h2>{comparison_table(result)}'
         '<p class="note">Records alone, smallest class, average risk, exact copies, linkage risk and disclosure gain '
         "are the attacker's view of each release (as in a release report); accuracy ratio is the spec's classifier "

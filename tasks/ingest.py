@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +33,7 @@ from ppdp.tasks import tag
 from ppdp.tasks.core.encoding import MAX_MAGNITUDE  # one bound for ingest and the sanitizers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import column_label, guess_separator, key_path, looks_like_data
+from ppdp.tasks.digests import file_sha256  # noqa: F401  (re-exported: callers import it from here)
 
 if TYPE_CHECKING:
     from ppdp.schemas.spec import ReleaseSpec
@@ -41,14 +41,6 @@ if TYPE_CHECKING:
 NUMERIC_REGEX = r"^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*$"
 # a text column whose non-missing values parse as numbers at least this often is a number column with stray text
 NUMERIC_INTENT = 0.95
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_header(source: SourceSpec) -> list[str]:
@@ -348,8 +340,13 @@ def coerce_types(frame: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     return out
 
 
-def ingest(spec: ReleaseSpec) -> tuple[pd.DataFrame, IngestReport]:
-    """Read, validate and hash the input. Raises :class:`InputError` listing failed expectations by name."""
+def ingest(spec: ReleaseSpec, keyed: bool = True) -> tuple[pd.DataFrame, IngestReport]:
+    """Read, validate and hash the input: its SHA-256 (kept in memory for the publisher's private record) and the
+    keyed digest a release publishes (:mod:`ppdp.tasks.digests`; ``keyed`` False: none, e.g. one partition of an
+    input whose digest is made over all its files, on a worker that holds no key). Raises :class:`InputError`
+    listing failed expectations by name."""
+    from ppdp.tasks.digests import input_digest
+
     source = spec.source
     header = read_header(source)
     digest = file_sha256(source.path)
@@ -359,12 +356,16 @@ def ingest(spec: ReleaseSpec) -> tuple[pd.DataFrame, IngestReport]:
     suite_json = load_suite_json(base_suite_path("input"))
     suite_json["expectations"] = list(suite_json["expectations"]) + derived_expectations(spec, frame)
     outcomes = validate_frame(frame, suite_json)
+    # published: the keyed digest; the unkeyed SHA-256 goes only to the private record
+    made = input_digest(digest, spec.publish.root) if keyed else None
     report = IngestReport(
         path=str(source.path),
         format=source.format,
         rows=len(frame),
         columns=header,
-        input_sha256=digest,
+        input_digest=made.digest if made else None,
+        input_key_id=made.key_id if made else None,
+        private_sha256=digest,
         suite=suite_json["name"],
         expectation_count=len(suite_json["expectations"]),
         expectations=outcomes,

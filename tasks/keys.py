@@ -336,3 +336,59 @@ def record_local_witness(head: dict) -> None:
     except OSError as exc:
         sys.stderr.write(f"ppdp: warning: cannot update the local audit witness {path} "
                          f"({exc.strerror or type(exc).__name__})\n")
+
+
+ENV_SERIES_KEY = "PPDP_SERIES_KEY"
+SERIES_KEY_NAME = KEY_NAME = "series-key"
+MIN_KEY_CHARS = 32
+
+
+def series_key(root: Path | None = None) -> bytes:
+    """The publisher's series key: ``$PPDP_SERIES_KEY`` (at least 32 characters), else ``<config>/series-key``
+    (created on first use, mode 0600, folder 0700, one line on stderr). A key file under ``root`` is refused."""
+    value = os.environ.get(ENV_SERIES_KEY)
+    if value:
+        if len(value) < MIN_KEY_CHARS:
+            raise PublishError(f"${ENV_SERIES_KEY} is shorter than {MIN_KEY_CHARS} characters")
+        return value.encode("utf-8")
+    path = config_dir() / KEY_NAME
+    if root is not None and _is_under(path, root):
+        raise PublishError(f"series key {path} lives under the publish root {root}: set ${ENV_CONFIG_DIR} or "
+                           f"${ENV_SERIES_KEY} to keep it elsewhere")
+    try:
+        return path.read_bytes().strip()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise PublishError(f"series key {path}: cannot read it ({exc.strerror})") from None
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(secrets.token_hex(32) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        print(f"ppdp: created the series key {path} (it unlocks the series ledger and keys the published row order; "
+              "keep it with the audit key)", file=sys.stderr)
+    except FileExistsError:  # another run created it meanwhile
+        pass
+    except OSError as exc:
+        raise PublishError(f"series key {path}: cannot create it ({exc.strerror})") from None
+    return path.read_bytes().strip()
+
+
+def existing_series_key() -> bytes | None:
+    """The series key if this machine has one (the publisher's), else None; never creates one (an auditor's
+    machine re-checking a release)."""
+    value = os.environ.get(ENV_SERIES_KEY)
+    if value:
+        return value.encode("utf-8") if len(value) >= MIN_KEY_CHARS else None
+    try:
+        return (config_dir() / KEY_NAME).read_bytes().strip() or None
+    except OSError:
+        return None
+
+
+def series_key_id(key: bytes) -> str:
+    """A series key's id (16 hex digits of an HMAC under it): names the key in messages, never reveals it."""
+    return hmac.new(key, b"ppdp series key id", hashlib.sha256).hexdigest()[:16]

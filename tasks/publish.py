@@ -336,9 +336,18 @@ def publish_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Man
     the release is removed again and the pending entry rolled back (a published release always has its
     completing entry); a kill is repaired by ``ppdp audit recover``. ``series_record``
     (:class:`ppdp.tasks.series.SeriesRecord`) is written to the series ledger after the pending entry, before the
-    rename."""
-    return publish_staged(manifest, lambda root: stage_release(frame, manifest, root, extras), started,
-                          below_floor_note(manifest), None if series_record is None else series_record.write)
+    rename.
+
+    ``manifest`` is the manifest as computed: a differential_privacy release publishes it with every figure of its
+    input withheld (:func:`ppdp.tasks.private_record.split`), and the publisher's private record, written with the
+    release, keeps them (and, for every release, the input's unkeyed SHA-256). Returns (folder, the manifest
+    published, its hash)."""
+    from ppdp.tasks.private_record import split
+
+    public, private = split(manifest)
+    return publish_staged(public, lambda root: stage_release(frame, public, root, extras), started,
+                          below_floor_note(public), None if series_record is None else series_record.write,
+                          private=private)
 
 
 def below_floor_note(manifest: Manifest) -> str:
@@ -355,13 +364,15 @@ _Staged = TypeVar("_Staged", bound=BaseModel)
 
 
 def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, dict[str, str]]], started: datetime,
-                   what: str = "", after_pending=None) -> tuple[Path, _Staged, str]:
+                   what: str = "", after_pending=None, private=None) -> tuple[Path, _Staged, str]:
     """The crash-safe publish of any release folder (a release, a federated model): under the root's publish lock,
     ``stage(root)`` writes the staging folder and returns (staging folder, final manifest, manifest hash, file
     list); then the ``pending`` entry, the rename, the completing ``published`` entry. ``manifest`` has the
     fields an audit entry names (release_id, dataset, spec.publish.root, the hashes, flow_run_id); ``what`` is
     added to the entries' reasons; ``after_pending(root)``, when given, runs after the pending entry and before the
-    rename (an error there removes the staging folder and rolls the pending entry back)."""
+    rename (an error there removes the staging folder and rolls the pending entry back); so does writing ``private``
+    (:class:`ppdp.tasks.private_record.Record`: the publisher's private record of the release), which is written
+    first."""
     from ppdp.tasks import audit
 
     root = Path(manifest.spec.publish.root)
@@ -371,8 +382,9 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
         staging, manifest, m_hash, files = stage(root)
         final = release_folder(root, manifest.dataset, manifest.release_id)
         entry = dict(release_id=manifest.release_id, dataset=manifest.dataset, started_at=started,
-                     spec_sha256=manifest.spec_sha256, input_sha256=manifest.input_sha256,
-                     output_sha256=manifest.output_sha256, manifest_sha256=m_hash, files=files,
+                     spec_sha256=manifest.spec_sha256, input_digest=manifest.input_digest,
+                     input_key_id=manifest.input_key_id, output_sha256=manifest.output_sha256,
+                     manifest_sha256=m_hash, files=files,
                      flow_run_id=manifest.flow_run_id)
         try:
             pending = audit.append_entry(root, status="pending", reason=f"publishing{what}: staged, about to be "
@@ -380,6 +392,13 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
         except BaseException:
             remove_path(staging)
             raise
+        if private is not None and private.needed:
+            try:
+                private.write(pending.trail_id, root)
+            except BaseException:
+                remove_path(staging)
+                audit.roll_back_quietly(root, pending, "the publisher's private record could not be written")
+                raise
         if after_pending is not None:
             try:
                 after_pending(root)
@@ -495,14 +514,18 @@ def publish_row_files(staging: Path, manifest: Manifest, extras: dict[str, bytes
         raise PublishError(f"release {manifest.release_id}: a partitioned release (parts) is not published in row "
                            "files; nothing published")
 
+    from ppdp.tasks.private_record import split
+
+    public, private = split(manifest)  # what is published; what the publisher's private record keeps
+
     def stage(_root: Path) -> tuple[Path, Manifest, str, dict[str, str]]:
-        finished, m_hash, files = _finish_row_staging(staging, manifest, extras)
+        finished, m_hash, files = _finish_row_staging(staging, public, extras)
         fault_point("staged")
         return staging, finished, m_hash, files
 
     try:
-        return publish_staged(manifest, stage, started, below_floor_note(manifest),
-                              None if series_record is None else series_record.write)
+        return publish_staged(public, stage, started, below_floor_note(public),
+                              None if series_record is None else series_record.write, private=private)
     except BaseException:
         discard_staging(staging)  # gone already once renamed into place
         raise
@@ -636,7 +659,8 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
     rows = max((p.rows for p in parts), default=0) if parts else len(frame)  # every part holds every record
     columns = list(dict.fromkeys(c for p in parts for c in p.columns)) if parts else [str(c) for c in frame.columns]
     return Manifest(
-        release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest.input_sha256,
+        release_id=release_id, dataset=spec.dataset, created_at=started, input_digest=ingest.input_digest,
+        input_key_id=ingest.input_key_id,
         rows=rows, columns=columns, unit=release.unit, parts=parts,
         partition=release.partition if isinstance(release, PartsRelease) else None,
         group_column=GROUP_COLUMN if GROUP_COLUMN in frame.columns else None,

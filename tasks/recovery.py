@@ -98,7 +98,8 @@ def _recover_pending(root: Path, row: dict, published: set) -> str:
     final = dataset_dir / release_id
     real_parent = _is_real_dir(dataset_dir)
     common = dict(release_id=release_id, dataset=dataset, started_at=datetime.fromisoformat(row["started_at"]),
-                  spec_sha256=row.get("spec_sha256"), input_sha256=row.get("input_sha256"),
+                  spec_sha256=row.get("spec_sha256"), input_digest=row.get("input_digest"),
+                  input_key_id=row.get("input_key_id"),
                   output_sha256=row.get("output_sha256"), manifest_sha256=row.get("manifest_sha256"),
                   flow_run_id=row.get("flow_run_id"), completes=seq)
     remove_path(staging_folder(root, release_id))

@@ -60,6 +60,10 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
     from ppdp.tasks import series as ledger
     from ppdp.tasks.ingest import coerce_types, read_header, read_table
 
+    if manifest.unit == "differential_privacy":  # recheck_claims never asks: its claims hold by construction
+        raise InputError(f"release {manifest.release_id} is differentially private: it is never re-run from its "
+                         "original (another run of its mechanism would spend privacy budget on the same rows, which "
+                         "no ledger counts); its claims are re-checked from the manifest")
     if manifest.data_files:  # recheck_claims never asks: its claims needing the original are not re-checked
         raise InputError(f"release {manifest.release_id} is a distributed release (row files under data/): it is not "
                          "reproduced from its original on one machine")
@@ -75,13 +79,15 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
     protected = frame.drop(columns=[c for c in drop if c in frame.columns])
     cls = method_class(manifest.method.name)
     keep = spec.series.keep_groups  # memberships kept from the publisher's ledger: reproduced only where it is
-    prints = _publisher_prints(frame, roles, manifest) if keep else np.zeros(len(protected), dtype=np.int64)
+    identity = _publisher_identity(frame, roles, manifest) if keep else None
+    prints = identity.prints if identity is not None else np.zeros(len(protected), dtype=np.int64)
     prepared = prepare_rows(spec, cls, protected, roles, prints)
     params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
     previous = None
-    if keep:
-        previous, _ = ledger.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
-                                             prepared.source_prints, before=manifest.release_id)
+    if identity is not None:
+        found = ledger.previous_groups(spec.publish.root, spec.dataset, spec.series, manifest.created_at,
+                                       identity, prepared.source_prints, before=manifest.release_id)
+        previous = ledger.kept_input(spec.publish.root, found, manifest.method.name)
     key = ledger.existing_series_key()  # the publisher's machine: the published order itself, ties included
     release = cls(**params).sanitize(prepared.source, roles, previous=previous,
                                      order_key=None if key is None else ledger.order_key(key, spec.dataset))
@@ -98,9 +104,9 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
     return Reproduction(source=prepared.source, release=release, same=same, note=note, everything=prepared.everything)
 
 
-def _publisher_prints(frame: pd.DataFrame, roles, manifest: Manifest) -> np.ndarray:
-    """``series.keep_groups``: the records' fingerprints under the publisher's series key (the hold-out and the
-    kept memberships depend on them), read on the publisher's machine; :class:`InputError` elsewhere."""
+def _publisher_identity(frame: pd.DataFrame, roles, manifest: Manifest):
+    """``series.keep_groups``: the records' fingerprints in the publisher's ledger (the hold-out and the kept
+    memberships depend on them), read on the publisher's machine; :class:`InputError` elsewhere."""
     from ppdp.tasks import series
 
     spec = manifest.spec
@@ -108,7 +114,10 @@ def _publisher_prints(frame: pd.DataFrame, roles, manifest: Manifest) -> np.ndar
         path = series.ledger_path(spec.publish.root)
         if path is None or not path.exists():
             raise InputError("no series ledger for its publish root on this machine")
-        return series.fingerprints(frame, roles, spec.dataset, series.series_key()).values
+        key = series.existing_series_key()
+        if key is None:
+            raise InputError("no series key on this machine")
+        return series.identify(frame, roles, spec.publish.root, key)
     except PpdpError as exc:
         raise InputError(f"series.keep_groups: the release kept group memberships recorded in the publisher's series "
                          f"ledger; re-check it on the publisher's machine ({exc})") from None

@@ -72,6 +72,17 @@ EvaluateMany = Callable[[list[float]], list[Evaluation]]
 _REAL_ITERATIONS = 40
 
 
+def refuse_uncounted_mechanism(sanitizer: Sanitizer) -> None:
+    """Raise :class:`SpecError` for a differentially private method (unit ``differential_privacy``): a tuning
+    evaluation (or search) would run its mechanism on the input's rows, spending privacy budget that no ledger
+    counts, and choose its parameters by what that spending shows. Only ``ppdp run``, which charges the one run it
+    publishes to the dataset's budget, runs such a mechanism (``tuning.strategy: fixed``)."""
+    if sanitizer.unit == "differential_privacy":
+        raise SpecError(f"{sanitizer.name}: a differentially private method is never tuned on the data (each "
+                        "evaluation would run its mechanism on the input's rows, spending privacy budget no ledger "
+                        "counts): set its parameters and tuning.strategy: fixed")
+
+
 def class_sizes(frame: pd.DataFrame, roles: Roles) -> dict[str, int]:
     """Training class sizes by class position (labels are data values: they never enter a trace)."""
     cls = roles.class_column
@@ -97,6 +108,7 @@ def evaluate_value(
     """Sanitize the method's rows (its shape's :meth:`~ppdp.tasks.shapes.ReleaseShape.tuning_rows`) with
     ``parameter = value`` (``repeats`` seeds); measure held-out accuracy, the privacy figure and, when
     ``check_policy``, whether every gate of ``policy`` passes (all runs must pass), as the shape scores a run."""
+    refuse_uncounted_mechanism(sanitizer)
     started = time.perf_counter()
     shape = shape_of(sanitizer)
     encoder = feature_encoder(train, roles, standardize)
@@ -126,6 +138,7 @@ def evaluate_value(
 
 def search_lattice(sanitizer: Sanitizer, parameter: str, frame: pd.DataFrame, roles: Roles) -> LatticeSearch:
     """The method's lattice search for ``parameter`` on ``frame`` (the ``lattice`` strategy's one evaluation)."""
+    refuse_uncounted_mechanism(sanitizer)
     return sanitizer.search_parameter(parameter, frame, roles)
 
 
@@ -425,6 +438,8 @@ def tune(
                            seconds=time.perf_counter() - started)
     safer = sanitizer.tunable[parameter]
     common["safer"] = safer
+    if spec.strategy != "fixed":
+        refuse_uncounted_mechanism(sanitizer)
     if spec.strategy == "fixed":
         value = getattr(sanitizer, parameter)
         if isinstance(value, dict):  # a node of a lattice of levels (generalization): not a number to trace
@@ -449,7 +464,8 @@ def tune(
         raise SpecError(f"tuning: parameter {parameter} is a lattice of levels: use tuning.strategy lattice")
     integer = isinstance(domain, IntRange)
     log = integer or (isinstance(domain, FloatRange) and domain.log)
-    threshold = float(policy.k) if parameter == "k" and policy.k is not None else None
+    k = None if "k" in getattr(policy, "not_applicable", ()) else policy.k  # a k kept, not judged, bounds nothing
+    threshold = float(k) if parameter == "k" and k is not None else None
     low = spec.min if spec.min is not None else (threshold if threshold is not None else float(domain.low))
     high_domain = float(domain.high) if domain.high is not None else low
     high = min(spec.max, high_domain) if spec.max is not None else high_domain

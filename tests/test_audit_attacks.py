@@ -46,9 +46,10 @@ def template(tmp_path_factory, prefect_harness):
     spec.write_text(yaml.safe_dump(base_spec(base / "census.csv", root)), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PPDP_CONFIG_DIR", str(config))
-        # the second release is of another dataset: a second release of the same one with another seed would be
-        # refused by the series gate (its groups intersected with the first's)
-        for args in ([], ["--set", "seed=8", "--set", "dataset=census_b"], ["--set", "privacy.max_linkage_risk=0"]):
+        # the second release is of another dataset, the same records with the same seed: the same groups, so the
+        # series gate (which follows the records whatever the dataset's name) publishes it; another seed would be
+        # refused (its groups intersected with the first's)
+        for args in ([], ["--set", "dataset=census_b"], ["--set", "privacy.max_linkage_risk=0"]):
             result = ppdp("run", spec, *args)
             assert result.exit_code in (0, 3), result.output
         assert audit.verify(root) == []

@@ -41,7 +41,7 @@ from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
 from ppdp.schemas.federate import FederatedManifest
-from ppdp.tasks import audit
+from ppdp.tasks import audit, digests
 from ppdp.tasks import federated as F
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
 from tests.conftest import PREFECT_HOME, REPO, RESULT_STORAGE, SHARED_DATA
@@ -716,9 +716,14 @@ def test_the_published_model_is_the_centralized_one(federation):
     assert list(table.columns) == F.COLUMNS and len(table) == spec.cells() == manifest.rows
     assert set(table["value"].dropna()) <= {v for a in manifest.attributes for v in a.values}
     assert set(table.loc[table["attribute"] == "age", "value"]) == {"[18, 30)", "[30, 45)", "[45, 60)", "[60, 90]"}
-    # the manifest names the parties and their files, never a party's rows or counts
-    assert [p.model_dump() for p in manifest.parties] == [
-        {"name": p.name, "file_sha256": audit.file_sha256(p.path)} for p in spec.parties]
+    # the manifest names the parties and their files (by keyed digests: no hash confirms a guessed file), never a
+    # party's rows or counts
+    key = digests.local_key()
+    assert [p.name for p in manifest.parties] == [p.name for p in spec.parties]
+    for party, named in zip(spec.parties, manifest.parties, strict=True):
+        sha = audit.file_sha256(party.path)
+        assert set(named.model_dump()) == {"name", "file_digest"} and sha not in named.model_dump_json()
+        assert digests.check(sha, named.file_digest, manifest.input_key_id, key).verdict == "holds"
     assert manifest.kind == "federated_naive_bayes" and manifest.min_count.suppressed_cells == 0
     text = (folder / "manifest.json").read_text()
     for p in spec.parties:

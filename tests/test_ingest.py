@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from ppdp.tasks import digests
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.ingest import ingest, read_header
 from ppdp.tasks.spec import load_spec, preflight
@@ -19,7 +20,9 @@ def test_ingest_csv_reports_hash_rows_and_passing_expectations(workspace):
     spec = load_spec(workspace.spec())
     frame, report = ingest(spec)
     assert report.rows == len(frame) == 600
-    assert report.input_sha256 == hashlib.sha256(workspace.data.read_bytes()).hexdigest()
+    sha = hashlib.sha256(workspace.data.read_bytes()).hexdigest()
+    assert report.private_sha256 == sha and sha not in report.model_dump_json()  # kept in memory, never written
+    assert digests.check(sha, report.input_digest, report.input_key_id, digests.local_key()).verdict == "holds"
     assert report.expectation_count == len(report.expectations) >= 6
     assert not report.failed
     assert frame["zip"].dtype != "int64"  # zip codes with leading zeros stay text

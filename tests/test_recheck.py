@@ -52,8 +52,10 @@ def test_condensation_claims_rechecked_and_a_tampered_group_breaks_k(workspace, 
     assert alone.exit_code == 4 and "HOLDS" in alone.output and "NOT RE-CHECKED" in alone.output
     full = ppdp("validate", "--release", folder, "--original", workspace.data)
     assert full.exit_code == 0, full.output
-    # the two claims and the three floor rows of generating groups (average risk, group alone, exact copies)
-    assert full.output.count("HOLDS") == 5 and "DOES NOT HOLD" not in full.output
+    # the original's keyed digest (this machine holds the key), the two claims and the three floor rows of
+    # generating groups (average risk, group alone, exact copies)
+    assert full.output.count("HOLDS") == 6 and "DOES NOT HOLD" not in full.output
+    assert "input digest" in full.output and "keyed digest" in full.output
 
     def split_a_group(frame):
         smallest = frame[GROUP_COLUMN].value_counts().idxmin()
@@ -67,7 +69,7 @@ def test_condensation_claims_rechecked_and_a_tampered_group_breaks_k(workspace, 
 
 def test_noise_release_needs_the_original_and_detects_another_input(workspace, tmp_path):
     folder = publish(workspace, "noisy", privacy={"max_linkage_risk": 0.9, "min_vd": 0.01},
-                     method={"name": "noise", "kind": "additive", "scale": 2.0})
+                     method={"name": "noise", "kind": "additive", "scale": 5.0})  # under the floor's linkage limit
     manifest = load_manifest(folder)
     assert manifest.unit == "record" and manifest.privacy.k is None and manifest.group_column is None
     treatments = {t.name: t.treatment for t in manifest.treatments}

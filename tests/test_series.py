@@ -91,24 +91,57 @@ def test_the_order_depends_on_the_key():
 
 
 # -- fingerprints -------------------------------------------------------------------------------------------------
+def prints_of(frame: pd.DataFrame, roles: Roles, hash_key: str = "x" * 16) -> tuple[np.ndarray, series.Basis]:
+    basis = series.record_basis(roles, frame)
+    return series.fingerprints(frame, basis.columns, hash_key), basis
+
+
 def test_fingerprints_are_keyed_follow_identifiers_and_tell_duplicates_apart():
     frame = census(200)
     roles = roles_of(frame)
-    a = series.fingerprints(frame, roles, "census", b"x" * 32)
-    b = series.fingerprints(frame, roles, "census", b"y" * 32)
-    assert a.by.startswith("declared identifiers") and len(set(a.values.tolist())) == len(frame)
-    assert not set(a.values.tolist()) & set(b.values.tolist())  # another key: other fingerprints
+    a, basis = prints_of(frame, roles)
+    b, _ = prints_of(frame, roles, "y" * 16)
+    assert basis.kind == "identifiers" and basis.text.startswith("declared identifiers")
+    assert len(set(a.tolist())) == len(frame)
+    assert not set(a.tolist()) & set(b.tolist())  # another key: other fingerprints
     edited = frame.copy()
     edited["hours_per_week"] = edited["hours_per_week"] + 1  # not an identifier: the same records
-    assert np.array_equal(series.fingerprints(edited, roles, "census", b"x" * 32).values, a.values)
+    assert np.array_equal(prints_of(edited, roles)[0], a)
     anonymous = table(200)
     twice = pd.concat([anonymous, anonymous.iloc[:3]], ignore_index=True)
-    prints = series.fingerprints(twice, roles_of(twice), "census", b"x" * 32)
-    assert prints.by.startswith("the whole input record") and len(set(prints.values.tolist())) == len(twice)
+    prints, basis = prints_of(twice, roles_of(twice))
+    assert basis.kind == "record" and basis.text.startswith("the input record") and len(set(prints.tolist())) == len(
+        twice)
     # appending rows keeps the earlier rows' fingerprints (a growing table)
-    first = series.fingerprints(anonymous.iloc[:150], roles_of(anonymous), "census", b"x" * 32).values
-    assert np.array_equal(series.fingerprints(anonymous, roles_of(anonymous), "census", b"x" * 32).values[:150],
-                          first)
+    first, _ = prints_of(anonymous.iloc[:150], roles_of(anonymous))
+    assert np.array_equal(prints_of(anonymous, roles_of(anonymous))[0][:150], first)
+
+
+def test_a_record_s_fingerprint_survives_the_file_s_layout():
+    """Issue 30: the same records after the columns are reordered, a constant or an unpublished column is added,
+    numbers are read as floats or text, or the dataset is renamed (the dataset's name is no input of a
+    fingerprint) keep their fingerprints; a changed value does not."""
+    frame = table(300)
+    roles = roles_of(frame)
+    want, basis = prints_of(frame, roles)
+    reordered = frame[list(reversed(frame.columns))]
+    assert np.array_equal(prints_of(reordered, roles_of(reordered))[0], want)
+    constant = frame.assign(country="US")
+    assert series.record_basis(roles_of(constant), constant) == basis
+    assert np.array_equal(prints_of(constant, roles_of(constant))[0], want)
+    notes = frame.assign(notes=[f"free text {i}" for i in range(len(frame))])  # varying, but never published
+    tags = roles_of(notes)
+    tags = Roles(columns=[t.model_copy(update={"treatment": "dropped"}) if t.name == "notes" else t
+                          for t in tags.columns])
+    assert np.array_equal(prints_of(notes, tags)[0], want)
+    floats = frame.astype({"age": "float64", "hours_per_week": "float64"})
+    texts = frame.astype({"age": "string"})
+    for other in (floats, texts):
+        assert np.array_equal(prints_of(other, roles_of(other))[0], want)
+    changed = frame.copy()
+    changed.loc[0, "age"] = changed.loc[0, "age"] + 1
+    got = prints_of(changed, roles)[0]
+    assert got[0] != want[0] and np.array_equal(got[1:], want[1:])
 
 
 # -- the composed figures against a brute-force oracle ------------------------------------------------------------
@@ -185,10 +218,13 @@ def ledger_releases(root: Path) -> list[str]:
 
 def recount(root: Path, a: str, b: str) -> list[int]:
     """Independently: for every record in both releases, the records sharing its class in both (Python sets)."""
-    path = series.ledger_path(root)
-    with sqlite3.connect(path) as conn:
-        rows = {rid: {fp: grp for fp, grp in conn.execute("SELECT fp, grp FROM members WHERE release_id = ? AND "
-                                                          "grp >= 0", (rid,))} for rid in (a, b)}
+    import pyarrow.parquet as pq
+
+    folder = series.ledger_folder(root)
+    rows = {}
+    for rid in (a, b):
+        table = pq.read_table(folder / "members" / rid).to_pandas()
+        rows[rid] = {fp: grp for fp, grp in zip(table["fp"], table["grp"]) if grp >= 0}
     common = set(rows[a]) & set(rows[b])
     by_pair: dict[tuple[int, int], int] = {}
     for fp in common:
@@ -251,8 +287,7 @@ def test_the_seed_7_and_11_value_attack_is_real_without_the_gate():
     from ppdp.tasks.utility import split_holdout_keyed
 
     frame = census(600)
-    roles = roles_of(frame, sensitive=("hours_per_week",))
-    prints = series.fingerprints(frame, roles, "census", b"z" * 32).values
+    prints = series.fingerprints(frame, list(frame.columns), "z" * 16)
     views = []
     for seed in (7, 11):
         train, _, joined = split_holdout_keyed(frame, "income", 0.1, seed, prints)
@@ -286,7 +321,8 @@ def test_a_lost_ledger_refuses_the_next_release(workspace):
 @pytest.mark.slow  # a few seconds of flow runs; .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
 def test_averaged_noisy_copies_are_measured_and_bounded(workspace):
-    spec = workspace.spec(method={"name": "noise", "scale": 2.0}, privacy={"max_linkage_risk": 0.5})
+    # scale 5: one release is under the floor's linkage limit (0.09) over the known columns (issue 30)
+    spec = workspace.spec(method={"name": "noise", "scale": 5.0}, privacy={"max_linkage_risk": 0.09})
     first = ppdp("run", spec)
     assert first.exit_code == 0, first.output
     outcomes = []
@@ -300,7 +336,7 @@ def test_averaged_noisy_copies_are_measured_and_bounded(workspace):
         assert result.exit_code == 0, result.output
         manifest = load_manifest(sorted((workspace.root / "census").iterdir())[-1])
         [fig] = [f for f in manifest.series.figures if f.name == "linkage of averaged copies"]
-        assert fig.value <= 0.5 and fig.holds
+        assert fig.value <= 0.09 and fig.holds
     assert outcomes and set(outcomes) <= {0, 3}
 
 
@@ -373,25 +409,181 @@ def dp_spec(workspace, **over):
 
 @pytest.mark.slow  # three DP syntheses (about 15 s); .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
-def test_the_third_release_spending_half_the_budget_is_refused(workspace):
+def test_the_third_release_spending_half_the_budget_is_refused(workspace, monkeypatch):
     spec = dp_spec(workspace)
     for i in (1, 2):
         result = ppdp("run", spec)
         assert result.exit_code == 0, result.output
         assert f"epsilon {0.5 * i:g} spent of 1" in result.output
     before = workspace.under_root()
-    third = ppdp("run", spec)
-    lines = third.stderr.strip().splitlines()
-    assert third.exit_code == 3 and len(lines) == 1, third.output
-    assert "privacy budget exceeded" in lines[0] and "spent epsilon 1 " in lines[0], lines[0]
-    assert workspace.under_root() == before
+    # the budget is decided before the mechanism runs: a third run never reaches it, whatever the dataset's name
+    from ppdp.tasks.sanitize.dp_synthesizer import DpSynthesizer
+
+    def never(*args, **kwargs):
+        raise AssertionError("the DP mechanism ran on rows whose budget is spent")
+
+    monkeypatch.setattr(DpSynthesizer, "_sanitize", never)
+    for args in ([], ["--set", "dataset=census-renamed"]):
+        third = ppdp("run", spec, *args)
+        lines = third.stderr.strip().splitlines()
+        assert third.exit_code == 3 and len(lines) == 1, third.output
+        assert "privacy budget exceeded" in lines[0] and "spent epsilon 1 " in lines[0], lines[0]
+        assert [p for p in workspace.under_root() if not p.endswith("audit.db")] == \
+            [p for p in before if not p.endswith("audit.db")]
+    monkeypatch.undo()
     ids = ledger_releases(workspace.root)
     assert len(ids) == 2
     listing = ppdp("series", "census", "--root", workspace.root)
     assert listing.exit_code == 0 and "DP budget spent: epsilon 1 " in listing.output
     manifest = load_manifest(workspace.root / "census" / ids[1])
-    assert manifest.series.budget.epsilon_before == pytest.approx(0.5)
-    assert manifest.series.budget.holds and manifest.series.budget.epsilon_limit == 1.0
+    assert manifest.series is None and "series" in manifest.withheld.fields  # a DP folder: in the private record
+    from ppdp.schemas.manifest import Manifest
+    from ppdp.tasks import audit, private_record
+
+    private = private_record.read_record(audit.trail_id(workspace.root), ids[1])
+    full = Manifest.model_validate(private.manifest)
+    assert full.series.budget.epsilon_before == pytest.approx(0.5)
+    assert full.series.budget.holds and full.series.budget.epsilon_limit == 1.0
     # a budget on a method that is not DP is a spec error
     wrong = ppdp("run", workspace.spec("nodp.yaml", privacy={"k": 10, "budget": {"epsilon": 1.0}}))
     assert wrong.exit_code == 2 and "privacy.budget" in wrong.stderr
+
+
+def _brute_values(views, column, truth, numeric_tol=None):
+    """value_intersection's definition, record by record in plain Python (the oracle)."""
+    cur, *earlier = views
+
+    def class_values(v):
+        out = {}
+        for _fp, g, r in zip(v.members["fp"], v.members["grp"], v.members["row"], strict=True):
+            if g >= 0:
+                val = v.frame[column].iloc[r]
+                if pd.notna(val):
+                    out.setdefault(g, []).append(str(val))
+        return out
+
+    def guess(counts, t):
+        if not counts:
+            return 0.0
+        top = max(counts.values())
+        modes = [v for v, n in counts.items() if n == top]
+        if numeric_tol is None:
+            return sum(1.0 for v in modes if v == t) / len(modes)
+        return sum(1.0 for v in modes if abs(float(v) - float(t)) <= numeric_tol + 1e-12) / len(modes)
+
+    cur_cls = {fp: g for fp, g in zip(cur.members["fp"], cur.members["grp"], strict=True) if g >= 0}
+    cur_vals = class_values(cur)
+    others = [({fp: g for fp, g in zip(v.members["fp"], v.members["grp"], strict=True) if g >= 0}, class_values(v))
+              for v in earlier]
+    composed, alone = [], []
+    for fp, g in cur_cls.items():
+        ins = [(cls[fp], vals) for cls, vals in others if fp in cls]
+        if not ins:
+            continue
+        counts = {}
+        for v in cur_vals.get(g, []):
+            counts[v] = counts.get(v, 0) + 1
+        kept = {v: n for v, n in counts.items() if all(v in vals.get(e, []) for e, vals in ins)}
+        t = str(truth[fp])
+        alone.append(guess(counts, t))
+        composed.append(guess(kept, t) if kept else guess(counts, t))
+    if not composed:
+        return None
+    return float(np.mean(composed)), float(np.mean(alone)), len(composed)
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_intersected_class_values_match_a_record_by_record_oracle(data):
+    n = data.draw(st.integers(3, 30))
+    numeric = data.draw(st.booleans())
+    values = [data.draw(st.sampled_from([1, 2, 3, 5] if numeric else ["a", "b", "c"])) for _ in range(n)]
+    views = []
+    for r in range(data.draw(st.integers(1, 3)) + 1):
+        present = [True] * n if r == 0 else data.draw(st.lists(st.booleans(), min_size=n, max_size=n))
+        fp = [i for i in range(n) if present[i]]
+        grp = data.draw(st.lists(st.integers(0, 3), min_size=len(fp), max_size=len(fp)))
+        v = _view(f"r{r}", fp, grp)
+        v.frame = pd.DataFrame({"s": [values[i] for i in fp]})
+        views.append(v)
+    truth = pd.Series(values, index=np.arange(n, dtype=np.int64)).astype("string")
+    from ppdp.schemas.privacy import DISCLOSURE_TOLERANCE_SD
+
+    tol = DISCLOSURE_TOLERANCE_SD * float(np.std(np.asarray(values, dtype=float))) if numeric else None
+    want = _brute_values(views, "s", truth, tol)
+    got = value_intersection(views[0], views[1:], "s", truth)
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None and got[2] == want[2]
+        assert got[0] == pytest.approx(want[0]) and got[1] == pytest.approx(want[1])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_counts_over_ranges_of_fingerprints_add_up_to_the_whole(data):
+    """A partitioned release is judged a range of fingerprints at a time: the merged count tables give every figure
+    the whole table gives."""
+    from ppdp.tasks.privacy.candidates import count_combos, merge_counts, pair_stats, series_stats, value_stats
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
+    n = data.draw(st.integers(5, 200))
+    fp = np.sort(rng.choice(10_000, size=n, replace=False).astype(np.int64))
+    grp = rng.integers(0, 4, n).astype(np.int64)
+    values = rng.choice(["a", "b", "c"], n).astype(object)
+    earlier = []
+    for _ in range(data.draw(st.integers(1, 3))):
+        keep = rng.random(n) < 0.7
+        earlier.append((fp[keep], rng.integers(0, 3, int(keep.sum())).astype(np.int64)))
+    whole = count_combos(fp, grp, earlier, values)
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, 9_999), max_size=5))))
+    edges = [0, *cuts, 10_000]
+    parts = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        at = (fp >= lo) & (fp < hi)
+        parts.append(count_combos(fp[at], grp[at], [(e[(e >= lo) & (e < hi)], g[(e >= lo) & (e < hi)])
+                                                    for e, g in earlier], values[at]))
+    merged = merge_counts(parts)
+    for j in range(len(earlier)):
+        assert pair_stats(merged, j, 3) == pair_stats(whole, j, 3)
+    a, b = series_stats(merged, len(earlier), 3), series_stats(whole, len(earlier), 3)
+    assert (a.involved, a.below, a.smallest) == (b.involved, b.below, b.smallest)
+    cur_values = pd.DataFrame({"grp": grp, "v": values}).value_counts(["grp", "v"]).rename("n").reset_index()
+    ev = [pd.DataFrame({"grp": g, "v": rng.choice(["a", "b", "c"], g.size)}).value_counts(["grp", "v"]).rename(
+        "n").reset_index() for _, g in earlier]
+    got, want = value_stats(merged, cur_values, ev, False, 0.0), value_stats(whole, cur_values, ev, False, 0.0)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got[2] == want[2] and got[0] == pytest.approx(want[0]) and got[1] == pytest.approx(want[1])
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_joiners_and_leavers_from_counts_match_the_record_by_record_rule(data):
+    """A partitioned release judges joiners and leavers from counts by combination of classes and the classes'
+    signatures: the same records moved, and the same exposed, as the record-by-record rule."""
+    from ppdp.tasks.privacy.candidates import count_combos, exposed_counts, signatures
+    from ppdp.tasks.privacy.series import _grouped, exposed_by_difference
+
+    rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
+    n = data.draw(st.integers(4, 60))
+    k = data.draw(st.integers(2, 5))
+    values = rng.choice(["x", "y", "z"], n)
+    views = []
+    for _ in range(2):
+        present = np.flatnonzero(rng.random(n) < 0.8)
+        grp = rng.integers(0, 4, present.size)
+        frame = pd.DataFrame({"q": grp.astype(str), "s": values[present]})
+        if data.draw(st.booleans()):  # a value changed between the releases: the rows differ
+            frame.loc[frame.index[:1], "s"] = "w"
+        views.append(View(release_id="r", method="m", unit="equivalence_class", frame=frame,
+                          members=pd.DataFrame({"part": "", "fp": present.astype(np.int64), "grp": grp.astype(np.int64),
+                                                "row": np.arange(present.size, dtype=np.int64)})))
+    cur, old = views
+    moved, exposed = exposed_by_difference(cur, old, k, ["q", "s"], ["q"])
+    fp, grp = _grouped(cur)
+    table = count_combos(fp, grp, [_grouped(old)])
+    sizes = old.members.groupby("grp").size()
+    sig_c = signatures(cur.frame, cur.members["grp"].to_numpy(), ["q", "s"])
+    sig_d = signatures(old.frame, old.members["grp"].to_numpy(), ["q", "s"])
+    assert exposed_counts(table, 0, sizes, sig_c, sig_d, k) == (moved.size, exposed.size)

@@ -222,7 +222,7 @@ def test_fixed_trace_records_no_objective_gap_or_choice():
 def _tuning_box(trace: TuningTrace, unit: str = "generating_group") -> str:
     from ppdp.tasks.report.sections import tuning
 
-    return tuning(SimpleNamespace(m=SimpleNamespace(tuning=trace, unit=unit)))
+    return tuning(SimpleNamespace(m=SimpleNamespace(tuning=trace, unit=unit, withheld=None)))
 
 
 def test_report_tuning_box_of_a_fixed_run_shows_no_objective_and_no_gap():
@@ -335,7 +335,8 @@ def test_tuned_parameter_named_alike_in_cli_report_and_manifest(workspace):
     box = html[html.index('id="tuning"'):]
     assert f"<code>leaf_size</code> = <b>{value}</b>" in box and f"chosen leaf_size = {value}" in box
 
-    fixed = _ppdp("run", workspace.spec("fixed.yaml", dataset="census_fixed"))  # its own series
+    # the same records under another dataset name form a series with the release above: a root of its own
+    fixed = _ppdp("run", workspace.spec("fixed.yaml", dataset="census_fixed", publish__root=str(workspace.dir / "r2")))
     assert fixed.exit_code == 0, fixed.output
     out = " ".join(fixed.output.split())
     assert "fixed k=20: method.k = 20 from the spec (not tuned)" in out and "tuned k=" not in out

@@ -33,6 +33,17 @@ def equivalence_class_ids(frame: pd.DataFrame, columns: list[str]) -> np.ndarray
     return dense.astype(np.int64).reshape(-1)
 
 
+def text_class_ids(frame: pd.DataFrame, columns: list[str]) -> np.ndarray:
+    """Dense id of each row's class over the ``columns`` present, values compared as text (a published table and
+    the same table read back from its file give the same ids; missing values are one value): classes numbered in
+    sorted order of their text. One class when no column is present."""
+    cols = [c for c in columns if c in frame.columns]
+    if not cols or not len(frame):
+        return np.zeros(len(frame), dtype=np.int64)
+    keys = frame[cols].astype("string").fillna("\x00<NA>")
+    return keys.groupby(cols, sort=True, dropna=False).ngroup().to_numpy(dtype=np.int64)
+
+
 def class_sizes_per_row(ids: np.ndarray) -> np.ndarray:
     """Size of each row's class, aligned with the rows."""
     if ids.size == 0:

@@ -11,7 +11,6 @@ hierarchies), one task per partition; an error names the partition's file.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,10 +59,11 @@ def partition_spec(spec: ReleaseSpec, path: Path) -> ReleaseSpec:
 
 
 def read_partition(spec: ReleaseSpec, path: Path) -> tuple[pd.DataFrame, IngestReport]:
-    """One partition ingested as a single file is (:func:`ppdp.tasks.ingest.ingest`): its frame and report."""
+    """One partition ingested as a single file is (:func:`ppdp.tasks.ingest.ingest`): its frame and report (no keyed
+    digest: the input's is made over every file, by :func:`ingest_report`)."""
     from ppdp.tasks.ingest import ingest
 
-    return ingest(partition_spec(spec, path))
+    return ingest(partition_spec(spec, path), keyed=False)
 
 
 def sample_frame(spec: ReleaseSpec, inputs: Inputs) -> pd.DataFrame:
@@ -139,6 +139,7 @@ class PartitionIngest:
     report: IngestReport
     counts: dict[str, ValueCounts] = field(default_factory=dict)
     class_counts: dict[str, pd.DataFrame] = field(default_factory=dict)  # column -> rows by (class, value)
+    constants: dict[str, int | None] = field(default_factory=dict)  # column -> keyed hash of its one value, or None
 
 
 def counted_columns(roles: Roles) -> list[str]:
@@ -176,9 +177,12 @@ def count_frame(frame: pd.DataFrame, roles: Roles) -> tuple[dict[str, ValueCount
     return counts, class_counts
 
 
-def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles) -> PartitionIngest:
-    """Ingest partition ``index``: read it, run the input suite and the spec's checks, hash it, and count the
-    values of :func:`counted_columns` (with the class beside each, for the rare-value rule)."""
+def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, hash_key: str = "ppdp constants"
+                     ) -> PartitionIngest:
+    """Ingest partition ``index``: read it, run the input suite and the spec's checks, hash it, count the values of
+    :func:`counted_columns` (with the class beside each, for the rare-value rule), and tell which columns hold one
+    value (keyed by ``hash_key``: :func:`ppdp.tasks.distributed.series.column_constants`)."""
+    from ppdp.tasks.distributed.series import column_constants
     from ppdp.tasks.ingest import file_sha256
 
     path = inputs.files[index]
@@ -187,14 +191,14 @@ def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles
 
         frame = read_table(partition_spec(spec, path).source)
         report = IngestReport(path=str(path), format="parquet", rows=0, columns=list(frame.columns),
-                              input_sha256="", suite="", expectation_count=0, expectations=[])
+                              suite="", expectation_count=0, expectations=[])
     else:
         frame, report = read_partition(spec, path)
     if list(frame.columns) != list(inputs.header):  # common_schema checked the files; the frame must agree
         raise InputError(f"input {path}: its columns differ from the first file's")
     counts, class_counts = count_frame(frame, roles)
     return PartitionIngest(index=index, file=inputs.relative(path), sha256=file_sha256(path), report=report,
-                           counts=counts, class_counts=class_counts)
+                           counts=counts, class_counts=class_counts, constants=column_constants(frame, hash_key))
 
 
 def _rows(path: Path) -> int:
@@ -208,9 +212,11 @@ def _rows(path: Path) -> int:
 
 def input_sha256(inputs: Inputs, parts: list[PartitionIngest]) -> str:
     """SHA-256 of the lines ``<file relative to the folder> <its SHA-256>``, one per file in partition order (sorted
-    by path below the folder): a file added, removed, renamed or changed changes it."""
-    lines = "".join(f"{p.file} {p.sha256}\n" for p in sorted(parts, key=lambda p: p.index))
-    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+    by path below the folder): a file added, removed, renamed or changed changes it. Never published: a release
+    publishes its keyed digest (:func:`ingest_report`), the publisher's private record keeps this."""
+    from ppdp.tasks.digests import listing_sha256
+
+    return listing_sha256([(p.file, p.sha256) for p in sorted(parts, key=lambda p: p.index)])
 
 
 def merged_outcomes(outcomes: list[ExpectationOutcome]) -> list[ExpectationOutcome]:
@@ -233,15 +239,20 @@ def merged_outcomes(outcomes: list[ExpectationOutcome]) -> list[ExpectationOutco
 
 
 def ingest_report(spec: ReleaseSpec, inputs: Inputs, parts: list[PartitionIngest]) -> IngestReport:
-    """The input's report: the folder, its rows, the hash over its files, the suite's outcomes over every
-    partition."""
+    """The input's report: the folder, its rows, the keyed digest of the hash over its files, the suite's outcomes
+    over every partition."""
+    from ppdp.tasks.digests import input_digest
+
     every = [p.report for p in sorted(parts, key=lambda p: p.index)]
-    rows = sum(r.rows for r in every)
-    reports = [r for r in every if r.rows]  # an empty partition ran no suite
+    rows = sum(r.read_rows for r in every)
+    reports = [r for r in every if r.read_rows]  # an empty partition ran no suite
     if rows == 0 or not reports:
         raise InputError(f"input {inputs.folder}: the table has no rows")
+    sha = input_sha256(inputs, parts)
+    keyed = input_digest(sha, spec.publish.root)  # the partitions' own hashes are never published
     return IngestReport(path=str(inputs.folder), format="parquet", rows=rows, columns=list(inputs.header),
-                        input_sha256=input_sha256(inputs, parts), suite=reports[0].suite,
+                        input_digest=keyed.digest, input_key_id=keyed.key_id, private_sha256=sha,
+                        suite=reports[0].suite,
                         expectation_count=max(r.expectation_count for r in reports),
                         expectations=merged_outcomes([e for r in reports for e in r.expectations]))
 
@@ -268,4 +279,4 @@ def merge_counts(parts: list[PartitionIngest]) -> Counts:
     by_class: dict[str, pd.DataFrame] = {}
     for c in parts[0].class_counts:
         by_class[c] = summed_counts([p.class_counts[c] for p in parts])
-    return Counts(columns=columns, by_class=by_class, rows=[p.report.rows for p in parts])
+    return Counts(columns=columns, by_class=by_class, rows=[p.report.read_rows for p in parts])

@@ -42,15 +42,22 @@ def derived_seed(seed: int, key: bytes | None, *what: object) -> int:
     return int.from_bytes(digest.digest()[:16], "big")
 
 
-def load_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
-                   rare: RarePlan) -> pd.DataFrame:
-    """Partition ``index`` as the method receives it: read (its checks passed at ingest), number columns read as
-    text made numbers, identifiers dropped or pseudonymized, the rare-value rule applied."""
+def read_partition(spec: ReleaseSpec, inputs: Inputs, index: int) -> pd.DataFrame:
+    """Partition ``index`` as read (its checks passed at ingest), number columns read as text made numbers."""
     from ppdp.tasks.ingest import coerce_types, read_table
-    from ppdp.tasks.tag import protect_identifiers
 
     source = spec.source.model_copy(update={"path": inputs.files[index], "format": "parquet"})
-    frame = coerce_types(read_table(source), spec)
+    return coerce_types(read_table(source), spec)
+
+
+def load_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
+                   rare: RarePlan, raw: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Partition ``index`` as the method receives it: :func:`read_partition` (or ``raw``, what it returned),
+    identifiers dropped or pseudonymized, the rare-value rule applied (the index kept: rows left out are missing
+    from it)."""
+    from ppdp.tasks.tag import protect_identifiers
+
+    frame = read_partition(spec, inputs, index) if raw is None else raw
     frame = protect_identifiers(frame, roles, spec.identifiers, pseudonym_key)
     return apply_rare(frame, rare)
 
@@ -148,11 +155,20 @@ def write_pieces(published: pd.DataFrame, staging: Path, index: int, files: int,
 
 def recode_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
                      rare: RarePlan, method: Any, fitted: Any, allotted: Any, staging: Path, files: int,
-                     order_key: bytes | None, sample_take: dict[Any, int]) -> Recoded:
+                     order_key: bytes | None, sample_take: dict[Any, int], identity: Any = None,
+                     protected: tuple[str, ...] = ()) -> Recoded:
     """Load partition ``index``, publish its rows (:meth:`PartitionedMethod.recode`), spread them over the row
-    files, and keep its utility sample."""
-    frame = load_partition(spec, inputs, index, roles, pseudonym_key, rare)
+    files, keep its utility sample, and (``identity``: a
+    :class:`ppdp.tasks.distributed.series.PartitionedIdentity`) write its records' series pieces."""
+    raw = read_partition(spec, inputs, index)
+    frame = load_partition(spec, inputs, index, roles, pseudonym_key, rare, raw=raw)
     published = method.recode(fitted, frame, allotted)
+    if identity is not None:
+        from ppdp.tasks.distributed.measure import known_columns
+        from ppdp.tasks.distributed.series import write_members
+
+        qis, beside = known_columns(roles, [str(c) for c in published.columns])
+        write_members(raw, published, [*qis, *beside], protected, identity, staging, index)
     pieces, schema = write_pieces(published, staging, index, files,
                                   derived_seed(spec.seed, order_key, "files", index))
     rows = sample_rows(frame, roles.class_column, sample_take, derived_seed(spec.seed, None, "sample", index))

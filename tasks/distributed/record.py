@@ -37,7 +37,7 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
                    ingest: IngestReport, sanitizer: Any, unit: str, fitted: Fitted, seconds: float, columns: list[str],
                    rows: int, rare: RareCategoryReport, privacy: PrivacyReport, utility: UtilityReport,
                    tuning: TuningTrace, output_checks: list[ExpectationOutcome], flow_run_id: str | None,
-                   sample: SamplePlan, class_totals: dict[str, int], schema: pa.Schema) -> Manifest:
+                   sample: SamplePlan, class_totals: dict[str, int], schema: pa.Schema, series=None) -> Manifest:
     """The manifest of a partitioned release about to be published (its ``data_files`` and ``output_sha256`` are
     filled in by :func:`ppdp.tasks.publish.publish_row_files`)."""
     from ppdp.tasks.publish import collect_versions, column_treatments
@@ -48,11 +48,12 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
                           suppressed_cells=dict(fitted.suppressed_cells), seconds=seconds)
     treatments: dict[str, str] = {c: str(fitted.treatments.get(c, "kept")) for c in columns}
     return Manifest(
-        release_id=release_id, dataset=spec.dataset, created_at=started, input_sha256=ingest.input_sha256,
+        release_id=release_id, dataset=spec.dataset, created_at=started, input_digest=ingest.input_digest,
+        input_key_id=ingest.input_key_id,
         rows=rows, columns=columns, unit=unit,
         treatments=column_treatments(roles, treatments, sanitizer.name, unit, rare),
         spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,
-        seed=spec.seed, privacy=privacy, series=None, utility=utility, tuning=tuning,
+        seed=spec.seed, privacy=privacy, series=series, utility=utility, tuning=tuning,
         output_checks=merged_outcomes(output_checks), versions=collect_versions(), flow_run_id=flow_run_id,
         column_types={f.name: str(f.type) for f in schema},
         sample=UtilitySample(rows=sample.size, population=sample.population, seed=spec.seed,

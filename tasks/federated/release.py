@@ -95,20 +95,36 @@ def manifest_sha256(manifest: FederatedManifest) -> str:
 
 
 def inputs_sha256(parties: list[PartyRecord]) -> str:
-    """SHA-256 of the canonical JSON of the parties' names and file hashes (the audit entry's input hash)."""
-    text = json.dumps([p.model_dump(mode="json") for p in parties], sort_keys=True, separators=(",", ":"))
+    """SHA-256 of the canonical JSON of the parties' names and file SHA-256s (``private_sha256``): never published,
+    its keyed digest is (:func:`party_records`)."""
+    text = json.dumps([{"file_sha256": p.private_sha256, "name": p.name} for p in parties], sort_keys=True,
+                      separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def party_records(spec: FederateSpec, hashes: list[tuple[str, str]]) -> list[PartyRecord]:
+    """The parties as the manifest names them: each party's file by its keyed digest under the publisher's key
+    (:mod:`ppdp.tasks.digests`), the file's SHA-256 kept for the publisher's private record only. ``hashes``: each
+    party's name and its file's SHA-256, in spec order."""
+    from ppdp.tasks.digests import keyed, publisher_key
+
+    key = publisher_key(spec.publish.root)
+    return [PartyRecord(name=name, file_digest=keyed(sha, key).digest, private_sha256=sha) for name, sha in hashes]
 
 
 def build_manifest(*, release_id: str, started: datetime, spec: FederateSpec, spec_sha256: str,
                    parties: list[PartyRecord], result: Suppressed, rows: int, flow_run_id: str | None
                    ) -> FederatedManifest:
     """The manifest of a model about to be published (``output_sha256`` is filled in when written)."""
+    from ppdp.tasks.digests import input_digest
+
     attributes = [AttributeRecord(name=name, kind="binned" if a.bins is not None else "categorical",
                                   values=a.labels(), bins=a.bins) for name, a in spec.attributes.items()]
+    digest = input_digest(inputs_sha256(parties), spec.publish.root)
     return FederatedManifest(
         kind=KIND, release_id=release_id, dataset=spec.dataset, created_at=started,
-        input_sha256=inputs_sha256(parties), rows=rows, columns=list(COLUMNS), parties=parties, protocol=PROTOCOL,
+        input_digest=digest.digest, input_key_id=digest.key_id, rows=rows, columns=list(COLUMNS), parties=parties,
+        protocol=PROTOCOL,
         class_column=spec.class_column, class_domain=spec.classes(), attributes=attributes,
         min_count=MinCountOutcome(k=spec.min_count.k, action=spec.min_count.action,
                                   suppressed_cells=result.primary, complementary_cells=result.complementary,
@@ -152,8 +168,18 @@ def publish_model(frame: pd.DataFrame, manifest: FederatedManifest, started: dat
     """Publish crash-safely, as every release is (:func:`ppdp.tasks.publish.publish_staged`): under the root's
     publish lock, stage, append the ``pending`` audit entry, rename into place, append the completing
     ``published`` entry; on an error after the pending entry, remove the folder and roll the entry back."""
+    from ppdp.tasks.private_record import Record
+
+    known = [p for p in manifest.parties if p.private_sha256 is not None]
+    private = Record(release_id=manifest.release_id, dataset=manifest.dataset,
+                     input_sha256=inputs_sha256(manifest.parties) if len(known) == len(manifest.parties) else None,
+                     input_digest=manifest.input_digest, input_key_id=manifest.input_key_id)
+    from ppdp.tasks import series
+
+    record = series.model_record(Path(manifest.spec.publish.root), manifest.release_id, manifest.dataset, started,
+                                 "federated_naive_bayes", len(frame))
     final, manifest, _ = publish_staged(manifest, lambda root: stage_model(frame, manifest, root), started,
-                                        " (federated naive Bayes model)")
+                                        " (federated naive Bayes model)", after_pending=record.write, private=private)
     return final, manifest
 
 

@@ -7,8 +7,10 @@ table sees it (and, for the figures marked so, as one who also knows each person
   with every other published column that splits those groups counted in (an attacker may know it too; the tagger
   judged it against the raw quasi-identifiers, not against the published ones): classes, the smallest, the share
   of records alone, the average and highest re-identification risk (1 / class size); for generating groups, the
-  groups' sizes; the share of published rows that are verbatim copies of an input record; linkage and
-  nearest-record distances where the unit measures them;
+  groups' sizes; the share of published rows that are verbatim copies of an input record on every known column;
+  linkage and nearest-record distances where the unit measures them. The record-level figures (copies, linkage,
+  distances) are measured over every column the attacker is taken to know (:func:`known_columns`: the
+  quasi-identifiers as published and every column published beside them), not the quasi-identifiers alone;
 * **attribute**: for each protected column (declared sensitive columns; SAP: the class), the share of published
   records whose true value an attacker learns by reading the rows that share the record's known columns (the most
   common published value; for numbers, the centre of the densest window of +/- tolerance), beside the share the
@@ -95,6 +97,21 @@ def beside_columns(frame: pd.DataFrame, roles: Roles, quasi_identifiers: Sequenc
                 and tag.treatment is None and tag.name != GROUP_COLUMN):
             out.append(tag.name)
     return out
+
+
+def known_columns(frame: pd.DataFrame, roles: Roles, quasi_identifiers: Sequence[str] | None = None) -> list[str]:
+    """Every published column the attacker is taken to know: the quasi-identifiers as published (default: the
+    roles' quasi-identifiers present in ``frame``), then every column published beside them
+    (:func:`beside_columns`: role ``other``, neither pseudonyms nor the group column). Identifiers, the class and
+    the sensitive columns are not known.
+
+    The one definition every record-level figure uses: linkage, nearest-record distances (DCR), exact copies and
+    the series' averaged copies. The class figures use the quasi-identifiers and :func:`counted_columns`, the
+    subset of these that splits the classes: every other column beside them is a function of those, so both give
+    the same classes. A distance uses every known column, whether it splits a class or not."""
+    qis = [q for q in (quasi_identifiers if quasi_identifiers is not None else roles.quasi_identifiers)
+           if q in frame.columns]
+    return [*qis, *beside_columns(frame, roles, qis)]
 
 
 def uninformative_columns(frame: pd.DataFrame) -> list[str]:
@@ -275,14 +292,16 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
     everything : DataFrame, optional
         Every input record (the held-out ones too), for exact copies; not measured without it.
     linkage_risk, nearest : optional
-        The unit's linkage risk and nearest-record distance quantiles, when measured.
+        The unit's linkage risk and nearest-record distance quantiles, when measured (over
+        :func:`known_columns`, as :func:`ppdp.tasks.privacy.measure.measure_release` measures them).
     dp : DifferentialPrivacy, optional
         A differentially private release's guarantee: its (epsilon, delta) enter the view (as declared, by
         construction; the floor's rows ``epsilon`` and ``delta``).
     """
     qis = [q for q in (quasi_identifiers if quasi_identifiers is not None else roles.quasi_identifiers)
            if q in frame.columns]
-    counted = counted_columns(frame, qis, beside_columns(frame, roles, qis))
+    every_known = known_columns(frame, roles, qis)
+    counted = counted_columns(frame, qis, every_known[len(qis):])
     known = [*qis, *counted]
     n = len(frame)
     ids = equivalence_class_ids(frame, known) if n else np.zeros(0, dtype=np.int64)
@@ -291,6 +310,7 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
     how = identity_by(protects, unit)
     view: dict = dict(
         protects=protects, identity_by=how, records=n, quasi_identifiers=qis, counted_columns=counted,
+        known_columns=every_known,
         classes=int(sizes.size), smallest_class=int(sizes.min()) if sizes.size else 0,
         records_alone=float(np.mean(per_row == 1)) if n else 0.0,
         average_risk=float(np.mean(1.0 / per_row)) if n else 0.0,
@@ -305,9 +325,8 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
         member = gsizes[g]
         view.update(groups=int(gsizes.size), smallest_group=int(gsizes.min()),
                     group_alone=float(np.mean(member == 1)), group_average_risk=float(np.mean(1.0 / member)))
-    if everything is not None:
-        columns = [c for c in frame.columns if c != GROUP_COLUMN and c in everything.columns
-                   and roles_treatment(roles, c) != "pseudonymized"]
+    if everything is not None:  # a row equal to a record on every column the attacker knows leads back to it
+        columns = [c for c in every_known if c in everything.columns and roles_treatment(roles, c) != "pseudonymized"]
         view["exact_copies"] = exact_copy_share(frame, everything, columns)
     disclosures = []
     rows = np.asarray(row_source) if row_source is not None else None
@@ -379,6 +398,10 @@ def check_floor(view: AttackerView, protected: Sequence[str], unit: Unit,
                      "linkage_risk": view.linkage_risk, "epsilon": view.epsilon, "delta": view.delta}[rule.key]
             if rule.key in ("records_alone", "average_risk") and kind == "classes":
                 worst = f"over {known}{beside}; smallest class {view.smallest_class}"
+            elif rule.key == "linkage_risk":
+                worst = f"each input record's nearest published row over {known_text(view)}, standardized"
+            elif rule.key == "exact_copies":
+                worst = f"equal on {known_text(view)}"
             claims.append(_floor_claim(rule.key, rule.figure, unit, value, rule.limit, rule.comparison, rule.recheck,
                                        worst))
     holds = all(c.passed for c in claims)
@@ -412,8 +435,7 @@ _HOW = {"classes": "by equivalence classes: every published record shares its qu
                    "other records",
         "groups": "by generating groups: each published row is synthesized from a group of records and stands for "
                   "none of them",
-        "records": "record by record: each published row is perturbed or generated, so that none should lead back "
-                   "to its record",
+        "records": "record by record: each published row is perturbed or generated",
         "differential_privacy": "by a differentially private mechanism: every row is generated, and whether any one "
                                 "record was in the input changes the odds of any published table by a bounded factor "
                                 "(epsilon, delta)"}
@@ -427,10 +449,31 @@ def protection_sentence(view: AttackerView) -> str:
                 f"only. Who is in which row is not hidden: the quasi-identifiers ({kept}) are published unchanged, "
                 f"and {view.records_alone:.1%} of the published records are alone on them.")
     text = f"Protects who is in which row, {_HOW[view.identity_by]}."
+    if view.identity_by == "records" and view.linkage_risk is not None:
+        text += " " + linkage_sentence(view)
     if view.disclosure:
         text += (" The values of " + ", ".join(d.column for d in view.disclosure) + " are published beside them "
                  "(attribute disclosure below).")
     return text
+
+
+def known_text(view: AttackerView) -> str:
+    """The columns the record-level figures were measured over, counted: "the 30 known columns (5 quasi-identifiers,
+    25 published beside them)". A manifest written before the known columns were recorded measured them over the
+    quasi-identifiers alone, and says so."""
+    qis = len(view.quasi_identifiers)
+    if not view.known_columns:
+        return f"the {qis} quasi-identifier(s) alone"
+    beside = len(view.known_columns) - qis
+    return (f"the {len(view.known_columns)} known column(s) ({qis} quasi-identifier(s)"
+            + (f", {beside} published beside them" if beside else "") + ")")
+
+
+def linkage_sentence(view: AttackerView) -> str:
+    """What the linkage risk measured, in one sentence: the attack, the columns, the share (no data value)."""
+    return (f"An attacker who knows each input record's values on {known_text(view)} and takes the published row "
+            f"nearest to it (standardized distance) finds that record's own row for {view.linkage_risk:.1%} of the "
+            f"records (linkage risk {view.linkage_risk:.3f}).")
 
 
 def view_lines(view: AttackerView) -> list[str]:
@@ -450,7 +493,7 @@ def view_lines(view: AttackerView) -> list[str]:
     if view.exact_copies is not None:
         extra.append(f"exact copies of input records {view.exact_copies:.2%}")
     if view.linkage_risk is not None:
-        extra.append(f"linkage risk {view.linkage_risk:.3f}")
+        extra.append(f"linkage risk {view.linkage_risk:.3f} (nearest published row over {known_text(view)})")
     if "q05" in view.nearest_distance:
         extra.append(f"nearest-record distance q05 {view.nearest_distance['q05']:.3g}")
     if extra:

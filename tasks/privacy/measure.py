@@ -35,6 +35,7 @@ from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import read_hierarchy  # noqa: F401  (re-exported)
 from ppdp.tasks.privacy import models, risk
+from ppdp.tasks.privacy.attacker import known_columns, known_text
 from ppdp.tasks.privacy.synthetic import confidence_interval_privacy, linkage_risk
 
 ATTACK_QUERIES = 2000
@@ -77,8 +78,8 @@ def measure_release(
     * ``equivalence_class``: every model over the published rows sharing all quasi-identifier values;
     * ``generating_group``: every model over the published group column (:data:`GROUP_COLUMN`: the groups the
       records were generated from), plus linkage risk, DCR and paper 000's interval privacy;
-    * ``record``: no classes; linkage risk (nearest published record is the one standing for the original
-      record), DCR and paper 004's perturbation measures;
+    * ``record``: no classes; linkage risk (nearest published record, over every column the attacker is taken
+      to know, is the one standing for the original record), DCR and paper 004's perturbation measures;
     * ``differential_privacy``: no classes; the mechanism's guarantee as it was built (``release.dp``: its claims
       hold by construction). No distance from the input's records to the generated rows is published beside it.
     """
@@ -206,11 +207,14 @@ def recursive_cl(frame: pd.DataFrame, classes: list[str], sas: list[str], c: flo
 
 def _synthetic(original: pd.DataFrame, release: Release, roles: Roles, qis: list[str], seed: int,
                quantile: float = 0.05) -> tuple[SyntheticMeasures, float | None]:
-    """Linkage risk and DCR (one nearest-neighbour search over the standardized quasi-identifiers), paper 000's
-    interval privacy (generating groups); returns the measures and the DCR at ``quantile``."""
+    """Linkage risk and DCR (one nearest-neighbour search over the standardized columns the attacker is taken to
+    know: :func:`ppdp.tasks.privacy.attacker.known_columns`, the quasi-identifiers and every column published
+    beside them), paper 000's interval privacy (generating groups); returns the measures and the DCR at
+    ``quantile``."""
     risk_value, dcr_q, exact, at_q = None, {}, None, None
-    if qis and len(original) and len(release.frame):
-        enc = TableEncoder(columns=qis, kinds=roles.kinds(), orders=roles.orders()).fit(original)
+    known = [c for c in known_columns(release.frame, roles, qis) if c in original.columns]
+    if known and len(original) and len(release.frame):
+        enc = TableEncoder(columns=known, kinds=roles.kinds(), orders=roles.orders()).fit(original)
         x_orig, x_rel = enc.transform(original), enc.transform(release.frame)
         dist, nearest = risk.closest_records(x_orig, x_rel)
         if release.unit == "record":
@@ -289,7 +293,8 @@ CLASS_LABEL = {"equivalence_class": "equivalence class", "generating_group": "gr
 def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> PrivacyReport:
     """Compare ``report`` with every threshold that is set and applies to the report's unit; each becomes a
     :class:`~ppdp.schemas.reports.Claim` (value, threshold, unit, how to re-check). A measure that could not be
-    computed fails (fail closed); a threshold that does not apply to the unit fails too."""
+    computed fails (fail closed); a threshold that does not apply to the unit fails too, unless the policy lists it in
+    ``not_applicable`` (kept as written, not judged: no claim)."""
     m = report.measures
     details: dict = report.details
     unit = report.unit
@@ -308,10 +313,11 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
         return ", ".join(parts) + extra if parts else (extra or None)
 
     claims: list[Claim] = []
+    listed = set(getattr(thresholds, "not_applicable", ()))  # a release spec's gates kept but not judged
 
     def gate(key: str, name: str, measure: str, threshold: float | None, value: float | None, at_least: bool,
              worst: str | None, tolerance: float = 0.0, recheck: str = "published") -> None:
-        if threshold is None:
+        if threshold is None or key in listed:
             return
         applies = unit in GATE_UNITS[key]
         ok = applies and value is not None and (
@@ -330,7 +336,7 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
     gate("alpha", "alpha", f"largest share of one sensitive value {per_class}", thresholds.alpha,
          m.alpha_k_anonymity[0] if m is not None and m.alpha_k_anonymity else None, False,
          where("alpha_k_anonymity"))
-    if thresholds.l is not None:
+    if thresholds.l is not None and "l" not in listed:
         if thresholds.l_variant == "distinct":
             gate("l", "l", f"fewest distinct sensitive values {per_class}", thresholds.l,
                  m.l_diversity if m is not None else None, True, where("l_diversity"))
@@ -376,12 +382,16 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
          thresholds.max_sample_uniques, r.sample_uniques if r else None, False, None)
     gate("max_journalist_risk", "max_journalist_risk", "highest 1/|population class|", thresholds.max_journalist_risk,
          r.journalist_max if r else None, False, None)
-    link = ("share of original records whose nearest published record stands for them" if unit == "record" else
-            "share of original records whose nearest published record came from their own group")
+    link = ("share of original records whose nearest published record (standardized known columns: "
+            "quasi-identifiers and every column published beside them) stands for them" if unit == "record" else
+            "share of original records whose nearest published record (standardized known columns) came from their "
+            "own group")
+    over = (f"nearest published row over {known_text(report.attacker_view)}, standardized"
+            if report.attacker_view is not None else None)
     gate("max_linkage_risk", "max_linkage_risk", link, thresholds.max_linkage_risk, report.linkage_risk, False,
-         None, recheck="original")
+         over, recheck="original")
     gate("min_dcr", "min_dcr", f"{thresholds.dcr_quantile:g} quantile of the distance from each original record "
-         "to its closest published record (standardized quasi-identifiers)", thresholds.min_dcr,
+         "to its closest published record (standardized known columns)", thresholds.min_dcr,
          report.dcr_quantile, True, None, recheck="original")
     gate("min_vd", "min_vd", "paper 004's value difference ||A - A'||_F / ||A||_F over the numeric attributes",
          thresholds.min_vd, report.perturbation.vd if report.perturbation else None, True, None, recheck="original")

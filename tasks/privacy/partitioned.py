@@ -111,6 +111,16 @@ def partition_files(folder: Path) -> list[Path]:
     return [path for _, path in sorted(files)]
 
 
+def folder_sha256(folder: Path) -> str:
+    """The unkeyed hash of a folder of Parquet files as the release flow lists it (:func:`partition_files`; the
+    lines ``<relative path> <sha256>``: :func:`ppdp.tasks.digests.listing_sha256`), for ``ppdp validate --release
+    --original FOLDER``."""
+    from ppdp.tasks.digests import file_sha256, listing_sha256
+
+    folder = Path(folder)
+    return listing_sha256([(f.relative_to(folder).as_posix(), file_sha256(f)) for f in partition_files(folder)])
+
+
 def _same_type(kind: pa.DataType) -> pa.DataType:
     """A column's type as the partitions must agree on it: a dictionary column by its values' type (its index
     width may differ between files), large text as text."""

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
@@ -91,6 +91,7 @@ class ReleaseCheck:
     folder: Path
     manifest: Manifest
     checks: list[ClaimCheck]
+    input_note: str | None = None  # --original given, its digest not checked: why (one line)
 
     @property
     def holds(self) -> bool:
@@ -279,6 +280,47 @@ def recheck_claims(folder: Path, original: Path | None = None, *,
     ``cluster``: a distributed release's row files are counted on this Dask scheduler (``local``: a LocalCluster
     for the call), as :func:`ppdp.tasks.privacy.partitioned.validate_folder` counts; ignored for other releases."""
     manifest, frame, hashes = load_release(folder)
+    given = None if original is None else input_check(manifest, Path(original))
+    if given is None or given.verdict == "not checked":
+        note = None if given is None else f"input digest not checked: {given.why}"
+        return replace(_recheck(Path(folder), manifest, frame, hashes, original, method_of, reproduce, cluster,
+                                given), input_note=note)
+    claim = Claim(name="input digest", measure="the original's keyed digest equals the manifest's input_digest",
+                  value=None, threshold=0.0, passed=True, recheck="original")
+    found = ClaimCheck(claim, "holds" if given.verdict == "holds" else "does not hold", None,
+                       given.why if given.verdict == "holds" else f"{given.why}: this original is not the input the "
+                       "release was made from")
+    done = _recheck(Path(folder), manifest, frame, hashes, original, method_of, reproduce, cluster, given)
+    return replace(done, checks=[found, *done.checks])
+
+
+def input_check(manifest: Manifest, original: Path):
+    """The original input given to ``validate --release --original`` against the release's keyed digest
+    (:func:`ppdp.tasks.digests.check`, with this machine's key: only the publisher's machine can check it), or
+    against its unkeyed SHA-256 in a manifest made before keyed digests."""
+    from ppdp.tasks import digests
+    from ppdp.tasks.ingest import file_sha256
+
+    if not original.exists():
+        raise InputError(f"original {original}: file not found")
+    if original.is_dir():  # a partitioned input: the hash of its files' '<path> <sha256>' lines
+        from ppdp.tasks.privacy.partitioned import folder_sha256
+
+        sha = folder_sha256(original)
+    else:
+        sha = file_sha256(original)
+    legacy = manifest.input_sha256 or manifest.ingest.input_sha256
+    if manifest.input_digest is None and legacy:
+        same = sha == legacy
+        return digests.DigestCheck("holds" if same else "differs", f"SHA-256 {'matches' if same else 'differs from'} "
+                                   "the manifest's (a release made before keyed digests)")
+    return digests.check(sha, manifest.input_digest, manifest.input_key_id, digests.local_key())
+
+
+def _recheck(folder: Path, manifest: Manifest, frame: pd.DataFrame, hashes: dict[str, str], original: Path | None,
+             method_of: Callable[[str], KnownMethod | None], reproduce: Reproducer | None, cluster: str | None,
+             given) -> ReleaseCheck:
+    """:func:`recheck_claims` once the original (``given``: its digest check, None without one) is checked."""
     cls = method_of(manifest.method.name)
     if manifest.parts:
         return _recheck_parts(Path(folder), manifest, hashes, cls)
@@ -307,17 +349,16 @@ def recheck_claims(folder: Path, original: Path | None = None, *,
     claims = [*manifest.privacy.claims, *floor_claims]
     reproduced: dict[str, Claim] = {}
     repro_note, repro_ok = "", False
+    # a DP release is never re-run (another run of its mechanism would spend budget on the same rows, uncounted)
     if original is not None and reproduce is not None and any(c.recheck == "original" for c in claims) \
-            and (cls is None or cls.reproducible):
-        from ppdp.tasks.ingest import file_sha256
+            and manifest.unit != "differential_privacy" and (cls is None or cls.reproducible):
         from ppdp.tasks.privacy.judge import judge_release
 
         if not Path(original).is_file():
             raise InputError(f"original {original}: file not found")
-        if file_sha256(Path(original)) != manifest.input_sha256:
-            repro_note = "this original is not the input the release was made from (SHA-256 differs from the " \
-                         "manifest's input_sha256)"
-        else:
+        if given is not None and given.verdict == "differs":
+            repro_note = f"this original is not the input the release was made from ({given.why})"
+        else:  # the digest holds, or cannot be checked here: the reproduction compares the rows themselves
             rerun = reproduce(manifest, Path(original), frame)
             repro_ok, repro_note = rerun.same, rerun.note
         if repro_ok:

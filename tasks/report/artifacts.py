@@ -85,12 +85,16 @@ def report_markdown(manifest: Manifest) -> str:
                      f"{_COMPARISON_TEXT.get(c.comparison, c.comparison)} {limit} | {_md(c.name)} | "
                      f"{_md(c.measure or '')} |")
     u = m.utility
-    ratio = "" if u.ratio is None else f", ratio {u.ratio:.3f}"
-    lines += ["", f"**Utility:** accuracy {u.accuracy:.4f} when a {_md(u.classifier)} classifier is trained on "
-                  f"the release, {u.accuracy_original:.4f} when trained on the original rows{ratio} "
-                  f"({u.test_rows:,} held-out rows{'' if _every_row(m) else ', never published'})."]
-    for d in u.delta_r:
-        lines.append(f"- delta R {_md(d.classifier)}: {d.value:+.4f} (>= 0 keeps utility)")
+    if u is None:  # withheld: measured on real held-out rows (a differential_privacy release)
+        lines += ["", "**Utility:** withheld (measured on real held-out rows, not differentially private: kept in "
+                      "the publisher's private record)."]
+    else:
+        ratio = "" if u.ratio is None else f", ratio {u.ratio:.3f}"
+        lines += ["", f"**Utility:** accuracy {u.accuracy:.4f} when a {_md(u.classifier)} classifier is trained on "
+                      f"the release, {u.accuracy_original:.4f} when trained on the original rows{ratio} "
+                      f"({u.test_rows:,} held-out rows{'' if _every_row(m) else ', never published'})."]
+        for d in u.delta_r:
+            lines.append(f"- delta R {_md(d.classifier)}: {d.value:+.4f} (>= 0 keeps utility)")
     t = m.tuning
     if t.lattice is not None:
         node = ", ".join(f"{_md(c)}={v}" for c, v in t.lattice.node.items())
@@ -151,7 +155,7 @@ def report_table(manifest: Manifest) -> list[TableRow]:
         b = m.series.budget
         row("series", "DP budget", f"epsilon spent ({b.rule})", None, b.epsilon_before + b.epsilon, "<=",
             b.epsilon_limit, "holds" if b.holds else "fails")
-    for c in m.utility.gates:
+    for c in m.utility.gates if m.utility is not None else ():
         claim("utility gate", c)
     p, u = m.privacy, m.utility
     if m.parts:  # a partitioned release: every record is a row of each of its tables
@@ -183,8 +187,10 @@ def report_table(manifest: Manifest) -> list[TableRow]:
         figure("attacker: rows alone in their group", "share of published rows alone in their generating group",
                view.group_alone)
         figure("attacker: average risk over groups", "mean 1/|group|", view.group_average_risk)
-        figure("attacker: exact copies", "share of published rows equal to an input record", view.exact_copies)
-        figure("attacker: linkage risk", "share of input records whose nearest published record stands for them",
+        figure("attacker: exact copies", "share of published rows equal to an input record on the known columns",
+               view.exact_copies)
+        figure("attacker: linkage risk", "share of input records whose nearest published record over the known "
+               "columns (quasi-identifiers and every column published beside them) stands for them",
                view.linkage_risk)
         for key, value in view.nearest_distance.items():
             figure(f"attacker: nearest distance {key}", "distance from an input record to its nearest published "
@@ -206,11 +212,15 @@ def report_table(manifest: Manifest) -> list[TableRow]:
     figure("linkage risk", "share of original records linked to their own published record or group",
            p.linkage_risk, m.unit)
     figure("DCR quantile", "distance to closest record at the policy's quantile", p.dcr_quantile, m.unit)
-    figure("accuracy", f"{u.classifier} trained on the release, tested on held-out rows", u.accuracy)
-    figure("accuracy (original)", f"{u.classifier} trained on the original rows", u.accuracy_original)
-    figure("accuracy ratio", "release accuracy / original accuracy", u.ratio)
-    for dr in u.delta_r:
-        figure(f"delta R {dr.classifier}", "R_p - (1 - epsilon) R_o", dr.value)
+    if u is not None:  # None: withheld (a differential_privacy release)
+        figure("accuracy", f"{u.classifier} trained on the release, tested on held-out rows", u.accuracy)
+        figure("accuracy (original)", f"{u.classifier} trained on the original rows", u.accuracy_original)
+        figure("accuracy ratio", "release accuracy / original accuracy", u.ratio)
+        for dr in u.delta_r:
+            figure(f"delta R {dr.classifier}", "R_p - (1 - epsilon) R_o", dr.value)
+    if m.withheld is not None:
+        figure("withheld", f"fields computed on the input, not published ({m.withheld.kept_in})",
+               ", ".join(m.withheld.fields))
     if m.tuning.chosen is not None and m.tuning.parameter:
         figure(f"tuned {m.tuning.parameter}", "set in the spec (not tuned)" if m.tuning.strategy == "fixed"
                else f"chosen by {m.tuning.strategy}", m.tuning.chosen)

@@ -42,7 +42,7 @@ class Context:
         out = {}
         # the manifest lists classes in sorted label order, a label the published data holds too rarely already
         # replaced by its position (ppdp.tasks.utility.name_classes)
-        for i, c in enumerate(self.m.utility.per_class):
+        for i, c in enumerate(self.m.utility.per_class if self.m.utility is not None else ()):  # None: withheld
             label = c.label
             out[label] = f"class #{i} ({label})" if counts.get(label, 0) >= self.k_labels else f"class #{i}"
         return out

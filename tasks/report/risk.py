@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.privacy.attacker import known_text
 from ppdp.tasks.report.charts import _histogram_svg
 from ppdp.tasks.report.context import Context
 from ppdp.tasks.report.fmt import _claim_text, _e, _fmt, _pct, _plural, _share
@@ -89,8 +90,15 @@ def _attacker(page: Context) -> str:
         facts.append(("counted in beside them", ", ".join(f"<code>{_e(c)}</code>" for c in view.counted_columns)
                       + ' <span class="note">(published beside the quasi-identifiers, they split the classes an '
                       "attacker sees)</span>"))
+    beside = view.known_columns[len(view.quasi_identifiers):]
+    if view.exact_copies is not None or view.linkage_risk is not None or view.nearest_distance:
+        facts.append(("copies, linkage and distances measured over",
+                      _e(known_text(view)) + (": " + ", ".join(f"<code>{_e(c)}</code>" for c in beside)
+                                              + " beside the quasi-identifiers" if beside else "")))
     parts.append(_dl(facts))
-    on = f"on the {len(known)} known column{'s' if len(known) != 1 else ''}"
+    # the quasi-identifiers and the counted columns split the rows into the same classes as every known column
+    every = view.known_columns or known
+    on = f"on the {len(every)} known column{'s' if len(every) != 1 else ''}"
     cards = [("records alone", _e(_share(view.records_alone)), _e(on)),
              ("smallest class", _e(_fmt(view.smallest_class)), f"of {_e(_fmt(view.classes))} classes"),
              ("average risk", _e(_fmt(view.average_risk, 3)), "mean 1/|class|"),
@@ -101,9 +109,11 @@ def _attacker(page: Context) -> str:
         # a generating-group release hides identities by its groups: their figures first
         cards = group_cards + cards[:1] if view.identity_by == "groups" else cards + group_cards[1:]
     if view.exact_copies is not None:
-        cards.append(("exact copies", _e(_share(view.exact_copies)), "published rows equal to an input record"))
+        cards.append(("exact copies", _e(_share(view.exact_copies)), "published rows equal to an input record on "
+                      "the known columns"))
     if view.linkage_risk is not None:
-        cards.append(("linkage risk", _e(_fmt(view.linkage_risk, 3)), "nearest published record is their own"))
+        cards.append(("linkage risk", _e(_fmt(view.linkage_risk, 3)), "input records whose nearest published row, "
+                      "over the known columns, is their own"))
     parts.append(_cards(cards))
     rows: list[tuple[str, ...]]  # each table's rows of escaped cells
     rows = [("classes", _fmt(view.classes), f"distinct combinations of the known columns among the "
@@ -120,17 +130,19 @@ def _attacker(page: Context) -> str:
                   "only row of their group"),
                  ("average risk over groups", _fmt(view.group_average_risk), "mean over published rows of "
                   "1/|group|")]
-    rows.append(("exact copies", _share(view.exact_copies) if view.exact_copies is not None else "not measured",
-                 "share of published rows equal to an input record on every published column (bookkeeping and "
-                 "pseudonyms aside)"))
+    withheld = m.withheld is not None and "privacy.attacker_view.exact_copies" in m.withheld.fields
+    rows.append(("exact copies", _share(view.exact_copies) if view.exact_copies is not None else
+                 "withheld (measured against the input)" if withheld else "not measured",
+                 f"share of published rows equal to an input record on every one of {known_text(view)} "
+                 "(pseudonyms aside)"))
     if view.linkage_risk is not None:
-        rows.append(("linkage risk", _fmt(view.linkage_risk), "share of input records whose nearest published "
-                     "record stands for them"))
+        rows.append(("linkage risk", _fmt(view.linkage_risk), "share of input records an attacker who knows their "
+                     f"values on {known_text(view)} links to their own row by taking the nearest published row"))
     for key, value in view.nearest_distance.items():
         q = re.fullmatch(r"q(\d+)", key)
         rows.append((f"nearest distance, {int(q.group(1))}% quantile" if q else f"nearest distance {key}",
-                     _fmt(value), "distance from an input record to its nearest published record (standardized "
-                     "quasi-identifiers)"))
+                     _fmt(value), "distance from an input record to its nearest published record over "
+                     f"{known_text(view)}"))
     parts.append(_table(("figure", "value", "meaning"), [tuple(_e(c) for c in r) for r in rows], num=(1,)))
     if view.identity_by == "groups":
         parts.append('<p class="note">The rows are synthesized: a row alone on the known columns leads an attacker '
@@ -333,13 +345,14 @@ def _unit_figures(page: Context) -> str:
         link = s.linkage_risk if s is not None and s.linkage_risk is not None else p.linkage_risk
         if link is not None:
             rows.append(("linkage risk", _e(_fmt(link)), "share of original records whose nearest published "
-                         "record stands for them (record) or came from their own group"))
+                         "record (standardized known columns) stands for them (record) or came from their own "
+                         "group"))
         if s is not None:
             for key, value in s.dcr_quantiles.items():
                 at = re.fullmatch(r"q(\d+)", key)
                 name = f"DCR, {int(at.group(1))}% quantile" if at else f"DCR {key}"
                 rows.append((_e(name), _e(_fmt(value)), "distance from an original record to its closest "
-                             "published record (standardized quasi-identifiers)"))
+                             "published record (standardized known columns)"))
             if s.dcr_exact_matches is not None:
                 rows.append(("exact matches", _e(_fmt(s.dcr_exact_matches)),
                              "share of original records published unchanged"))

@@ -143,19 +143,33 @@ def _uninformative(page: Context) -> list[str]:
     return list(dict.fromkeys(c for v in views for c in v.uninformative_columns))
 
 
+def _withheld_text(m) -> str:
+    """What a release that withholds the figures of its input (a differential_privacy release) says about its input
+    (HTML)."""
+    return (f"The input had {len(m.ingest.columns)} columns. Every figure computed on the input is <b>withheld</b>: "
+            "its row count, the rows held out to measure utility, rare values, accuracy measured on real rows and the "
+            "attacker's figures measured against the input are not differentially private, so this folder does not "
+            "carry them (they are kept in the publisher's private record, outside the publish root). It carries what "
+            "the spec declares, what was computed under differential privacy (the rows and their number) and what "
+            "the published table itself shows. Whether the release was published at all still depends on the "
+            "utility gate, measured on real rows: one bit about the data.")
+
+
 def summary(page: Context) -> str:
     m = page.m
     unit_name, unit_text = _UNIT_TEXT[m.unit]
-    held_out = m.utility.test_rows
+    u = m.utility
+    held_out = u.test_rows if u is not None else None
     rare = m.rare_categories
     removed = rare.rows_removed if rare is not None else 0
     every_row = _every_row(m)
     claims = m.privacy.claims
     held = sum(c.passed for c in claims)
-    ratio = m.utility.ratio
+    ratio = u.ratio if u is not None else None
     cards = _cards([
         ("records published" if m.parts else "rows published", _e(_fmt(m.rows)),
-         f"of {_e(_fmt(m.ingest.rows))} input rows" + (f", in {len(m.parts)} tables" if m.parts else "")),
+         (f"of {_e(_fmt(m.ingest.rows))} input rows" if m.ingest.rows is not None else "input rows: withheld")
+         + (f", in {len(m.parts)} tables" if m.parts else "")),
         ("columns published", _e(_fmt(len(m.columns))), f"of {_e(_fmt(len(m.ingest.columns)))} input columns"),
         ("method", _e(m.method.name), f"unit: {_e(unit_name)}"),
         ("privacy claims", f"{held} / {len(claims)}", "hold" if held == len(claims) else "<b>some fail</b>"),
@@ -163,8 +177,9 @@ def summary(page: Context) -> str:
             floor_verdict(m)], {True: "every row applying to it", False: "<b>published below it</b>"
                                 if m.privacy.floor is not None and m.privacy.floor.accepted is not None
                                 else "<b>some rows fail</b>", None: "made before the floor"}[floor_verdict(m)]),
-        ("accuracy", _e(f"{m.utility.accuracy:.3f}"),
-         f"original {m.utility.accuracy_original:.3f}" + (f", ratio {ratio:.2f}" if ratio is not None else "")),
+        ("accuracy", _e(f"{u.accuracy:.3f}"),
+         f"original {u.accuracy_original:.3f}" + (f", ratio {ratio:.2f}" if ratio is not None else ""))
+        if u is not None else ("accuracy", "withheld", "measured on real held-out rows"),
     ])
     described = method_text(m.method.name)
     protects, lacks = protection_text(m)
@@ -177,12 +192,14 @@ def summary(page: Context) -> str:
          f"<p>This release publishes <b>{_fmt(m.rows)} records</b> as <b>{len(m.parts)} tables</b> "
          f"({_fmt(sum(p.rows for p in m.parts))} rows in all, each record a row of every table) over "
          f"<b>{len(m.columns)} columns</b> ") +
-        f"of the dataset <b>{_e(m.dataset)}</b> (release <code>{_e(m.release_id)}</code>). The input had "
-        f"{_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns; " + (
-            f"{_fmt(held_out)} rows were held out to measure utility (this method publishes every row: the "
-            "held-out rows are sanitized like the others)" if every_row else
-            f"{_fmt(held_out)} rows were held out to measure utility and are not published")
-        + (f"; {_fmt(removed)} rows were left out by the rare-value rule" if removed else "") + ".</p>",
+        f"of the dataset <b>{_e(m.dataset)}</b> (release <code>{_e(m.release_id)}</code>). " + (
+            _withheld_text(m) if m.withheld is not None else
+            f"The input had {_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns; " + (
+                f"{_fmt(held_out)} rows were held out to measure utility (this method publishes every row: the "
+                "held-out rows are sanitized like the others)" if every_row else
+                f"{_fmt(held_out)} rows were held out to measure utility and are not published")
+            + (f"; {_fmt(removed)} rows were left out by the rare-value rule" if removed else "") + ".")
+        + "</p>",
         (f"<p>The table is published in {_fmt(len(m.data_files))} file{'s' if len(m.data_files) != 1 else ''} "
          "(data/part-*.parquet): it is every file's rows; which file a row is in carries nothing.</p>"
          if m.data_files else ""),
@@ -293,6 +310,13 @@ def policy(page: Context) -> str:
 
 def utility(page: Context) -> str:
     m, u = page.m, page.m.utility
+    if u is None:
+        return ("<p>Withheld. Utility is measured by training a classifier on the published rows and testing it on "
+                "held-out <em>real</em> rows, beside the same classifier trained on the real rows: every such figure "
+                "(accuracy, per-class accuracy and support, information loss) is computed on the input and is not "
+                "differentially private, so this release does not publish it. It is kept in the publisher's private "
+                "record. The utility gates of the spec (" + _e(_utility_gates_text(m)) + ") decided whether the "
+                "release was published: that decision is one bit about the data.</p>")
     ratio = "n/a" if u.ratio is None else f"{u.ratio:.3f}"
     parts = [
         f"<p>A <b>{_e(u.classifier)}</b> classifier trained on the published rows ({_fmt(u.train_rows)}) and "
@@ -361,6 +385,16 @@ def utility(page: Context) -> str:
     return "".join(parts)
 
 
+def _utility_gates_text(m) -> str:
+    spec = m.spec.utility
+    gates = []
+    if spec.min_accuracy_ratio is not None:
+        gates.append(f"min_accuracy_ratio {_fmt(spec.min_accuracy_ratio)}")
+    if spec.delta_r is not None:
+        gates.append(f"delta_r with epsilon {_fmt(spec.delta_r.epsilon)}")
+    return ", ".join(gates) or "none set"
+
+
 def tuning(page: Context) -> str:
     t, unit = page.m.tuning, page.m.unit
     parts = [f"<p>{_e(t.rule)}.</p>" if not t.rule.endswith(".") else f"<p>{_e(t.rule)}</p>"]
@@ -392,6 +426,8 @@ def tuning(page: Context) -> str:
     if t.class_sizes:
         facts.append(("training rows per class", _e(", ".join(f"{k}: {_fmt(v)}" for k, v in
                                                               t.class_sizes.items()))))
+    elif page.m.withheld is not None and "tuning.class_sizes" in page.m.withheld.fields:
+        facts.append(("training rows per class", "withheld (counted on the input)"))
     parts.append(_dl(facts))
     privacy_label = {"equivalence_class": "k (smallest class)",
                      "generating_group": "confidence-interval privacy",
@@ -439,9 +475,11 @@ def checks(page: Context) -> str:
         parts.append(f"<h3>{title}: {ok} of {total} passed "
                      + _badge(ok == total, "all passed", f"{total - ok} failed") + "</h3>")
         if suite:
+            rows_text = f"{_fmt(m.ingest.rows)} rows and " if m.ingest.rows is not None else ""
             parts.append(f'<p class="note">Suite <code>{_e(suite)}</code>, {_fmt(m.ingest.expectation_count)} '
-                         f"expectations, on {_fmt(m.ingest.rows)} rows and {len(m.ingest.columns)} columns "
-                         f"({_e(m.ingest.format)}).</p>")
+                         f"expectations, on {rows_text}{len(m.ingest.columns)} columns "
+                         f"({_e(m.ingest.format)})" + ("; the input's counts (rows, unexpected cells) are withheld"
+                                                      if m.ingest.rows is None else "") + ".</p>")
         groups: dict[str, list[ExpectationOutcome]] = {}
         for o in outcomes:
             groups.setdefault(o.expectation, []).append(o)
@@ -467,6 +505,13 @@ def checks(page: Context) -> str:
 def series(page: Context) -> str:
     m = page.m
     r = m.series
+    if r is None and m.withheld is not None and "series" in m.withheld.fields:
+        return ("<p>Withheld. The release was judged, before publishing, with the earlier releases sharing its "
+                "records, through the publisher's series ledger (records in common, composed figures, the "
+                "differential privacy budget): those figures are computed on the input, so they are kept in the "
+                "publisher's private record. This release spends the epsilon and delta of its method (section 1): "
+                "under basic composition, an attacker holding every DP release of the same people learns at most "
+                "what their epsilons and deltas, added up, allow.</p>")
     if r is None:
         return ('<p class="note">Made before ppdp judged releases as a series: no composed figures were '
                 "recorded.</p>")
@@ -500,14 +545,30 @@ def series(page: Context) -> str:
                      f"{_e(_fmt(b.epsilon_before))} in {_e(_fmt(b.releases))} release(s); this one spends "
                      f"{_e(_fmt(b.epsilon))}; {_e(limit)}. {_badge(b.holds, 'within budget', 'over budget')}</p>")
     if r.kept_members is not None:
+        frozen = ""
+        if r.held_records is not None:
+            frozen = (f" Kept groups publish exactly their previous rows: {_e(_fmt(r.counterfeit_rows or 0))} of them "
+                      f"stand for members who left or were erased (counterfeits); {_e(_fmt(r.retired_groups or 0))} "
+                      f"previous groups fell below k present members and are no longer published; "
+                      f"{_e(_fmt(r.held_records))} records are held back (new records until k can form a group, and "
+                      "members of retired groups).")
         parts.append(f"<p>Group memberships kept from the previous release (<code>series.keep_groups</code>): "
-                     f"{_e(_fmt(r.kept_members))} records were placed in their previous group; records whose "
-                     f"previous group fell below k are counted as suppressed rows ("
-                     f"{_e(_fmt(m.method.suppressed_rows))}).</p>")
+                     f"{_e(_fmt(r.kept_members))} records were placed in their previous group; records not "
+                     f"published are counted as suppressed rows ({_e(_fmt(m.method.suppressed_rows))}).{frozen}</p>")
     parts.append('<p class="note">These figures are re-checked by the publisher (<code>ppdp series</code>): they '
                  "need the series ledger, which is never published. <code>ppdp validate --release</code> does not "
                  "re-check them.</p>")
     return "".join(parts)
+
+
+def _input_facts(m) -> list[tuple[str, str]]:
+    """How the input is named: its keyed digest and the key's id (a manifest made before keyed digests: its
+    SHA-256)."""
+    if m.input_digest is None and m.input_sha256:
+        return [("input SHA-256", f"<code>{_e(m.input_sha256)}</code> (made before keyed digests)")]
+    return [("input digest", f"<code>{_e(m.input_digest or 'none')}</code> (salted HMAC-SHA256 of the input's SHA-256 "
+                             "under the publisher's key: only the publisher can check an input against it)"),
+            ("input digest key", f"<code>{_e(m.input_key_id or 'none')}</code>")]
 
 
 def provenance(page: Context) -> str:
@@ -528,7 +589,7 @@ def provenance(page: Context) -> str:
         ("created at", _e(m.created_at.isoformat())),
         ("flow run id", f"<code>{_e(m.flow_run_id)}</code>" if m.flow_run_id else "none"),
         ("seed", _e(_fmt(m.seed))),
-        ("input SHA-256", f"<code>{_e(m.input_sha256)}</code>"),
+        *_input_facts(m),
         ("spec SHA-256", f"<code>{_e(m.spec_sha256)}</code>"),
         ("output SHA-256", f"<code>{_e(m.output_sha256)}</code> " + _badge(matches, *labels)),
     ]

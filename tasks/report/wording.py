@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.privacy import FLOOR, FloorRule
 from ppdp.schemas.reports import AttackerView, Claim, ExpectationOutcome, TuningTrace
+from ppdp.tasks.privacy.attacker import known_text
 from ppdp.tasks.report.fmt import _fmt, _share
 
 _UNIT_TEXT = {
@@ -165,12 +166,14 @@ def protection_text(manifest: Manifest) -> tuple[str, str]:
                  "combinations of columns) are published with noise, so an attacker learns what is common, not "
                  "who is in the data")
     else:
-        link = (f"; the linkage risk (share of input records whose nearest published record stands for them) is "
-                f"{_fmt(view.linkage_risk, 3)}" if view.linkage_risk is not None else "")
-        copies = (f"; {_share(view.exact_copies)} of the published rows equal an input record"
+        link = (f" An attacker who knows each input record's values on {known_text(view)} and takes the "
+                f"published row nearest to it (standardized distance) finds that record's own row for "
+                f"{_share(view.linkage_risk)} of the records (linkage risk {_fmt(view.linkage_risk, 3)})"
+                if view.linkage_risk is not None else " Linkage was not measured")
+        copies = (f"; {_share(view.exact_copies)} of the published rows equal an input record on those columns"
                   if view.exact_copies is not None else "")
         protects = (f"This release protects against identity disclosure record by record: each published row "
-                    f"is perturbed or generated so that none should lead back to its record{link}{copies}.")
+                    f"is perturbed or generated.{link}{copies}.")
         lacks = (f"It does not hide identities in classes: {_share(view.records_alone)} of the published records are "
                  f"alone on their quasi-identifiers as published ({known}{beside}), so the protection rests on the "
                  "perturbation alone")
@@ -239,6 +242,8 @@ def objective_text(trace: TuningTrace) -> str:
 
 def _every_row(m: Manifest) -> bool:
     """Whether the release publishes the held-out rows too (sanitized like the others: generalization)."""
+    if m.utility is None or m.ingest.rows is None:  # withheld (a differential_privacy release: every row generated)
+        return False
     removed = m.rare_categories.rows_removed if m.rare_categories is not None else 0
     return m.rows > m.ingest.rows - removed - m.utility.test_rows
 

@@ -48,6 +48,9 @@ from ppdp.schemas.reports import LatticeSearch, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import key_path
 
+if TYPE_CHECKING:
+    from ppdp.tasks.sanitize.keeping import Kept
+
 __all__ = ["GROUP_COLUMN", "DpRelease", "PartsRelease", "Release", "ReleasePart", "Sanitizer", "arrange",
            "release_order"]
 
@@ -240,13 +243,14 @@ class Sanitizer(EstimatorParams, ABC):
 
     # -- the work -----------------------------------------------------------------------------------
     def sanitize(self, frame: pd.DataFrame, roles: Roles, *, order_key: bytes | None = None,
-                 previous: np.ndarray | None = None) -> Release:
+                 previous: Kept | None = None) -> Release:
         """Sanitize ``frame`` (columns described by ``roles``); the released rows come out in an order that carries
         nothing (see :func:`release_order`).
 
         ``order_key``: the publisher's secret (the series key), mixed into the row order so that no one without it
         can recompute the order. ``previous``: for methods that keep earlier memberships (:attr:`keeps_groups`),
-        each input row's group in the dataset's previous release (-1: a record not in it); other methods refuse it.
+        the dataset's previous release as :class:`ppdp.tasks.sanitize.keeping.Kept` (each input row's group and old
+        published row there, whether it was ever grouped, the published rows); other methods refuse it.
         """
         self.params()
         if len(frame) == 0:
@@ -261,16 +265,13 @@ class Sanitizer(EstimatorParams, ABC):
             if not self.keeps_groups:
                 raise SpecError(f"series.keep_groups: method {self.name} cannot keep earlier group memberships "
                                 "(methods that can: those with keeps_groups)")
-            previous = np.asarray(previous, dtype=np.int64)
-            if previous.shape != (len(source),):
-                raise ValueError(f"{self.name}: previous has {previous.size} entries for {len(source)} rows")
-            out = self._sanitize_keeping(source, roles, rng, previous)
+            out = self._sanitize_keeping(source, roles, rng, previous.check(len(source), self.name))
         else:
             out = self._sanitize(source, roles, rng)
         return arrange(out, release_order(out, int(self.seed), order_key), self.unit)
 
     def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
-                          previous: np.ndarray) -> Release:
+                          previous: Kept) -> Release:
         """:meth:`_sanitize` keeping earlier memberships (methods with :attr:`keeps_groups` override this)."""
         raise SpecError(f"series.keep_groups: method {self.name} cannot keep earlier group memberships")
 

@@ -56,7 +56,7 @@ from ppdp.tasks.core.kmeans import cluster_sums as _cluster_sums
 from ppdp.tasks.core.kmeans import kmeans_labels
 from ppdp.tasks.core.kmeans import nearest_indices as _nearest
 from ppdp.tasks.sanitize.base import Release, Sanitizer
-from ppdp.tasks.sanitize.keeping import keep_labels, keep_plan
+from ppdp.tasks.sanitize.keeping import Kept, frozen_keys, frozen_plan, frozen_release
 
 
 # -- group size ------------------------------------------------------------------------------------
@@ -410,46 +410,45 @@ class Condensation(Sanitizer):
             return self._condense(frame, roles, rng)
 
     def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
-                          previous: np.ndarray) -> Release:
-        """Condensation keeping each record's generating group of the previous release (series ``keep_groups``).
+                          previous: Kept) -> Release:
+        """Condensation with the previous release's generating groups kept frozen (series ``keep_groups``).
 
-        The rule (:mod:`ppdp.tasks.sanitize.keeping`, after m-invariance, Xiao & Tao, SIGMOD 2007):
-
-        * a record with a previous group is placed in that group again, restricted to the records present now
-          (a group whose records changed class since stays one group, in every variant);
-        * a previous group with fewer than k present records is suppressed whole (its present records are not
-          published; counted in ``suppressed_rows``, ``input_group`` -1): any other placement would leave them
-          sharing their group in both releases with fewer than k records;
-        * new records (``previous`` -1) are grouped among themselves by the variant's own grouping
-          (:func:`modified_groups`, :func:`original_groups`; ``class_wise``: :func:`modified_groups` within each
-          class) when there are at least k of them (of their class, for ``class_wise``); fewer than k join, each,
-          the kept group whose centroid is nearest in the variant's grouping space (the encoded attributes, and
-          for ``modified`` and ``original`` the weighted class; for ``class_wise`` only a kept group all of whose
-          records are of their class). Joining shrinks no old member's intersection (their candidate set in the
-          new release is a superset of the previous one). With no such kept group they are suppressed.
-
-        Then every group is synthesized as :meth:`_sanitize` synthesizes one. Only the published rows are encoded
-        (their ranges bound the decoded values). Raises :class:`InputError` when no row can be published.
+        The rule (:mod:`ppdp.tasks.sanitize.keeping`, after m-invariance, Xiao & Tao, SIGMOD 2007): a previous
+        group with at least k present members publishes exactly its previous synthetic rows (those beyond its
+        present members are counterfeits: the rows of members who left); a group with fewer is retired and its
+        present members held; records in no earlier group are condensed among themselves as :meth:`_sanitize`
+        condenses a table (``class_wise``: within their class) when at least k are new (of their class), else held
+        until k can form a group; a record grouped in an earlier release and in no kept group now stays held. A
+        previous row's group is its published group id. Raises :class:`InputError` when no row can be published or
+        the previous table's columns differ.
         """
+        if self.k is None:
+            raise SpecError("condensation: k is required (set method.k or a tuning strategy)")
+        strata = None
+        if self.variant == "class_wise":  # the class column is checked by Sanitizer.sanitize (needs_class)
+            strata = pd.factorize(source[roles.class_column], sort=True)[0]
+        table_keys, member_keys = frozen_keys(previous, [], self.name, by_group=True)
+        plan = frozen_plan(previous.groups, member_keys, previous.seen, table_keys, int(self.k), strata)
         with single_threaded_blas():
-            return self._condense(source, roles, rng, previous)
+            return frozen_release(previous, plan, source, lambda new: self._condense(new, roles, rng),
+                                  self._treatments(source, roles), "generating_group", self.name)
 
-    def _condense(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator,
-                  previous: np.ndarray | None = None) -> Release:
+    def _treatments(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Treatment]:
+        """Each column's treatment: the attributes synthesized; the class kept (``class_wise``) or synthesized."""
+        attrs = [c for c in roles.attributes if c in frame.columns and c not in roles.identifiers]
+        out: dict[str, Treatment] = {a: "synthesized" for a in attrs}
+        cls = roles.class_column
+        if cls is not None and cls in frame.columns:
+            out[cls] = "kept" if self.variant == "class_wise" else "synthesized"
+        for name in frame.columns:
+            out.setdefault(name, "kept")
+        return out
+
+    def _condense(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
         if self.k is None:
             raise SpecError("condensation: k is required (set method.k or a tuning strategy)")
         k = int(self.k)
         cls = roles.class_column
-        plan, n_input = None, len(frame)
-        if previous is not None:  # keep_groups: decide placement from previous alone, then encode the placed rows
-            strata = None
-            if self.variant == "class_wise":  # the class column is checked by Sanitizer.sanitize (needs_class)
-                strata = pd.factorize(frame[cls], sort=True)[0]
-            plan = keep_plan(previous, k, strata)
-            if not plan.placed.any():
-                raise InputError(f"condensation: keep_groups: no previous group keeps k={k} present records and "
-                                 "fewer than k records are new: nothing can be published")
-            frame = frame.iloc[np.flatnonzero(plan.placed)].reset_index(drop=True)
         attrs = [c for c in roles.attributes if c in frame.columns and c not in roles.identifiers]
         kinds = roles.kinds()
         encoder = TableEncoder(columns=attrs, kinds=kinds, orders=roles.orders()).fit(frame)
@@ -462,22 +461,18 @@ class Condensation(Sanitizer):
             labels = frame[cls]
             codes, uniques = pd.factorize(labels, sort=True)
             sizes = np.bincount(codes, minlength=len(uniques))
-            if plan is None and sizes.min() < k:
+            if sizes.min() < k:
                 raise InputError(
                     f"condensation class_wise: a class of '{cls}' has {int(sizes.min())} records, fewer than k={k}"
                 )
             groups = np.empty(n, dtype=np.int64)
             offset = 0
             class_seeds = rng.integers(0, 2**31 - 1, size=len(uniques))
-            if plan is None:
-                for c in range(len(uniques)):  # one k-means per class: no group mixes classes
-                    idx = np.flatnonzero(codes == c)
-                    g = modified_groups(x[idx], k, int(class_seeds[c]), self.kmeans_max_iter)
-                    groups[idx] = g + offset
-                    offset += int(g.max()) + 1
-            else:  # the new records of a class grouped by the class's k-means, with the class's seed
-                groups = keep_labels(plan, x, lambda new, _stratum: modified_groups(
-                    x[new], k, int(class_seeds[codes[new[0]]]), self.kmeans_max_iter))
+            for c in range(len(uniques)):  # one k-means per class: no group mixes classes
+                idx = np.flatnonzero(codes == c)
+                g = modified_groups(x[idx], k, int(class_seeds[c]), self.kmeans_max_iter)
+                groups[idx] = g + offset
+                offset += int(g.max()) + 1
             synthesize(x, groups, rng, self.distribution, inplace=True)
             columns = encoder.inverse_columns(x)
             del x  # free the encoded matrix before the frame is built
@@ -500,8 +495,7 @@ class Condensation(Sanitizer):
             else:
                 def grouping(z: np.ndarray) -> np.ndarray:
                     return original_groups(z, k, seed)
-            groups = grouping(space) if plan is None else keep_labels(plan, space,
-                                                                      lambda new, _stratum: grouping(space[new]))
+            groups = grouping(space)
             width = x.shape[1]
             full = x if onehot is None else np.hstack([x, onehot])
             del x, space
@@ -516,14 +510,8 @@ class Condensation(Sanitizer):
             data[name] = _as_dtype(values, frame[name].dtype)
         for name in frame.columns:
             treatments.setdefault(name, "kept")
-        input_group, suppressed, kept = groups, 0, 0
-        if plan is not None:
-            input_group = np.full(n_input, -1, dtype=np.int64)
-            input_group[plan.placed] = groups
-            suppressed, kept = plan.suppressed_rows, plan.kept_members
         return Release(frame=pd.DataFrame(data, copy=False), unit="generating_group", treatments=treatments,
-                       row_source=np.full(n, -1, dtype=np.int64), group=groups, input_group=input_group,
-                       suppressed_rows=suppressed, kept_members=kept)
+                       row_source=np.full(n, -1, dtype=np.int64), group=groups, input_group=groups)
 
 
 def _as_dtype(values: np.ndarray, dtype) -> object:

@@ -40,12 +40,14 @@ What is *not* data-dependent, and why that matters:
 
 What the guarantee does not cover: the rows the method receives are chosen by steps that read the data outside
 the mechanism (the tagger's automatic roles, the rare-value rule, the hold-out split), as for every method; declare
-the columns' roles and kinds, and list public categories, to leave the least to them. The guarantee covers the
-published table; the manifest and report published beside it carry exact aggregates of the input that are not
-differentially private, as for every method (the input's row count, rare-value counts, the utility check's
-held-out accuracy and class sizes, the attacker's view measured against the input: exact copies, the random-query
-attacker), and whether the release is published at all depends on the utility gate. A release's spent epsilon is
-basic-composed with the dataset's earlier DP releases by the series ledger (``privacy.budget``).
+the columns' roles and kinds, and list public categories, to leave the least to them. Whether the release is
+published at all depends on the utility gate, measured on real rows (one bit about the data). Everything else the
+release publishes beside the table is public or DP: the manifest, report, audit entries and Prefect artifacts of a
+``differential_privacy`` release withhold every exact figure of the input (its row count, rare-value counts, the
+utility check's held-out accuracy and class sizes, the attacker's view measured against the input: exact copies,
+the random-query attacker; :mod:`ppdp.tasks.private_record`), which only the publisher's private record keeps, and
+name the input by a keyed digest (:mod:`ppdp.tasks.digests`). A release's spent epsilon is basic-composed with the
+dataset's earlier DP releases by the series ledger (``privacy.budget``).
 
 Reproducibility: the DP noise comes from OpenDP's cryptographically secure generator, which takes no seed, on
 purpose: noise drawn from the seed the manifest publishes could be recomputed and subtracted by anyone. The seed

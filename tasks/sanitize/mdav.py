@@ -16,7 +16,6 @@ The algorithm part (the first section) is pure NumPy on a float matrix that the 
 from __future__ import annotations
 
 import operator
-from dataclasses import replace
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
@@ -30,7 +29,7 @@ from ppdp.tasks.core.encoding import TableEncoder, as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.matrix import as_matrix
 from ppdp.tasks.sanitize.base import Release, Sanitizer
-from ppdp.tasks.sanitize.keeping import keep_labels, keep_plan
+from ppdp.tasks.sanitize.keeping import Kept, frozen_keys, frozen_plan, frozen_release
 
 if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a manifest does not need it
     from scipy.spatial import cKDTree
@@ -574,39 +573,24 @@ class Mdav(Sanitizer):
         return self._publish(frame, roles, labels)
 
     def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
-                          previous: np.ndarray) -> Release:
-        """MDAV keeping each record's group of the previous release (the series option ``keep_groups``).
+                          previous: Kept) -> Release:
+        """MDAV with the previous release's groups kept frozen (the series option ``keep_groups``).
 
-        The rule (:mod:`ppdp.tasks.sanitize.keeping`, after m-invariance, Xiao & Tao, SIGMOD 2007):
-
-        * a record with a previous group is placed in that group again, restricted to the records present now;
-        * a previous group with fewer than k present records is suppressed whole (its present records are not
-          published; counted in ``suppressed_rows``, ``input_group`` -1): any other placement would leave them
-          sharing their group in both releases with fewer than k records;
-        * new records (``previous`` -1) are grouped among themselves by :func:`mdav_groups` when there are at
-          least k of them (its last group takes the final k to 2k - 1 rows); fewer than k new records join, each,
-          the kept group whose centroid is nearest (squared Euclidean on the standardized encoded
-          quasi-identifiers, MDAV's distance), which shrinks no old member's intersection; with no kept group
-          they are suppressed.
-
-        Then every group is published as :meth:`_sanitize` publishes one (its centroid's quasi-identifiers). Only
-        the published rows are encoded. Raises :class:`InputError` when no row can be published.
+        The rule (:mod:`ppdp.tasks.sanitize.keeping`, after m-invariance, Xiao & Tao, SIGMOD 2007): a previous
+        group with at least k present members publishes exactly its previous rows (a present member keeps its old
+        row; the row of a member who left stays as a counterfeit, ``row_source`` -1); a group with fewer is retired
+        and its present members held; records in no earlier group are grouped among themselves by
+        :func:`mdav_groups` (and published as :meth:`_sanitize` publishes them) when at least k are new, else held
+        until k can form a group; a record grouped in an earlier release and in no kept group now stays held. A
+        previous row's group is found by its published quasi-identifiers, which every row of an MDAV group shares.
+        Raises :class:`InputError` when no row can be published or the previous table's columns differ.
         """
         k = self._group_size()
-        plan = keep_plan(previous, k)
-        placed = plan.placed
-        if not placed.any():
-            raise InputError(f"mdav: keep_groups: no previous group keeps k={k} present records and fewer than k "
-                             "records are new: nothing can be published")
-        rows = np.flatnonzero(placed)
-        frame = source.iloc[rows].reset_index(drop=True)
-        x = self._encode(frame, roles)
-        labels = keep_labels(plan, x, lambda new, _stratum: mdav_groups(x[new], k))
-        out = self._publish(frame, roles, labels)
-        input_group = np.full(len(source), -1, dtype=np.int64)
-        input_group[rows] = labels
-        return replace(out, row_source=rows.astype(np.int64), input_group=input_group,
-                       suppressed_rows=plan.suppressed_rows, kept_members=plan.kept_members)
+        qis = self._quasi_identifiers(source, roles)
+        table_keys, member_keys = frozen_keys(previous, qis, self.name)
+        plan = frozen_plan(previous.groups, member_keys, previous.seen, table_keys, k)
+        return frozen_release(previous, plan, source, lambda new: self._sanitize(new, roles, rng),
+                              self._treatments(source, roles), "equivalence_class", self.name)
 
     def _group_size(self) -> int:
         if self.k is None:
@@ -625,24 +609,25 @@ class Mdav(Sanitizer):
         qis = self._quasi_identifiers(frame, roles)
         return TableEncoder(columns=qis, kinds=roles.kinds(), orders=roles.orders()).fit_transform(frame)
 
+    def _treatments(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Treatment]:
+        """Each column's treatment: quasi-identifiers and other attributes aggregated over the group (a raw value
+        beside its record would be published verbatim); sensitive attributes and the class kept as they are."""
+        qis = self._quasi_identifiers(frame, roles)
+        aggregated = set(qis) | {c for c in roles.attributes if c in frame.columns and roles.get(c).role is Role.other}
+        return {name: "aggregated" if name in aggregated else "kept" for name in frame.columns}
+
     def _publish(self, frame: pd.DataFrame, roles: Roles, labels: np.ndarray) -> Release:
         """Every row of ``frame`` published as its group's (dense ``labels``): quasi-identifiers and other
         attributes aggregated, sensitive attributes and the class kept."""
         n = len(frame)
-        qis = self._quasi_identifiers(frame, roles)
         kinds = roles.kinds()
         data: dict[str, object] = {}
-        treatments: dict[str, Treatment] = {}
-        # other attributes are aggregated over the same groups too (a raw value beside its record would be
-        # published verbatim); sensitive attributes and the class stay as they are
-        aggregated = set(qis) | {c for c in roles.attributes if c in frame.columns and roles.get(c).role is Role.other}
+        treatments = self._treatments(frame, roles)
         for name in frame.columns:
-            if name in aggregated:
+            if treatments[name] == "aggregated":
                 data[name] = _aggregate_column(frame[name], labels, kinds[name])
-                treatments[name] = "aggregated"
             else:
                 data[name] = frame[name].to_numpy()
-                treatments[name] = "kept"
         return Release(frame=pd.DataFrame(data, index=pd.RangeIndex(n)), unit="equivalence_class",
                        treatments=treatments, row_source=np.arange(n, dtype=np.int64), group=labels,
                        input_group=labels)

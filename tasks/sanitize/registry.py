@@ -16,6 +16,7 @@ from ppdp.schemas.params import MethodSpec  # noqa: F401 (re-exported: the spec'
 from ppdp.schemas.reports import MethodRecord, Roles
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.sanitize.base import Release, Sanitizer
+from ppdp.tasks.sanitize.keeping import Kept
 
 METHODS: tuple[str, ...] = (
     "ppdp.tasks.sanitize.condensation:Condensation",
@@ -57,7 +58,7 @@ def build_sanitizer(params: MethodParams, seed: int = 0) -> Sanitizer:
 
 
 def run_method(sanitizer: Sanitizer, frame: pd.DataFrame, roles: Roles, order_key: bytes | None = None,
-               previous: np.ndarray | None = None) -> tuple[Release, MethodRecord]:
+               previous: Kept | None = None) -> tuple[Release, MethodRecord]:
     """Sanitize and describe the run: (release, the method as it actually ran: every parameter, the unit,
     groups, suppression, seconds, and with ``previous`` the records that kept their group). ``order_key`` and
     ``previous``: see :meth:`Sanitizer.sanitize`."""
