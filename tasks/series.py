@@ -550,7 +550,10 @@ def sharing_releases(root: Path, dataset: str, identity: Identity | None, prints
                                   f"records cannot be matched with that release's; keep {cols} in the input (declare "
                                   "it dropped if it must not be published): nothing published")
             continue
-        m = members(root, rel.release_id)
+        wanted = own
+        if identity is not None and rel.basis.key != identity.basis.key and rel.basis.key in identity.aliases:
+            wanted = np.sort(identity.aliases[rel.basis.key].index.to_numpy(dtype=np.int64))
+        m = members_touching(root, rel.release_id, wanted)
         if identity is not None:
             m = identity.translate(m, rel.basis)
         common = int(np.isin(own, m["fp"].to_numpy(dtype=np.int64)).sum()) if own.size else 0
@@ -629,6 +632,48 @@ def members(root: Path, release_id: str, fp_range: tuple[int, int] | None = None
     filters = None if fp_range is None else fp_filters(fp_range)
     tables = [pq.read_table(f, filters=filters or None, schema=MEMBER_SCHEMA) for f in files]
     frame = pa.concat_tables(tables).to_pandas()
+    return frame.astype({"fp": np.int64, "grp": np.int64, "row": np.int64})
+
+
+def members_touching(root: Path, release_id: str, prints: np.ndarray) -> pd.DataFrame:
+    """The ledger's records of one release that bear on records ``prints`` (sorted, unique): those records, and
+    every member of a class or group holding one of them (the records that left it count for the joiners figure),
+    read in row-group batches, so that a large earlier release (a partitioned one) is never held whole."""
+    files = member_files(root, release_id)
+    if not files:
+        return empty_members()
+
+    def batches():
+        for f in files:
+            parquet = pq.ParquetFile(f)
+            try:
+                yield from parquet.iter_batches(batch_size=MEMBER_ROWS)
+            finally:
+                parquet.close()
+
+    def among(fp: np.ndarray) -> np.ndarray:
+        if not prints.size:
+            return np.zeros(fp.size, dtype=bool)
+        at = np.minimum(np.searchsorted(prints, fp), prints.size - 1)
+        return prints[at] == fp
+
+    touched: set[int] = set()
+    for batch in batches():  # pass 1: the classes the records are in
+        fp = batch.column("fp").to_numpy(zero_copy_only=False)
+        grp = batch.column("grp").to_numpy(zero_copy_only=False)
+        hit = among(fp) & (grp >= 0)
+        touched.update(np.unique(grp[hit]).tolist())
+    classes = np.array(sorted(touched), dtype=np.int64)
+    kept = []
+    for batch in batches():  # pass 2: the records, and every member of those classes
+        fp = batch.column("fp").to_numpy(zero_copy_only=False)
+        grp = batch.column("grp").to_numpy(zero_copy_only=False)
+        keep = among(fp) | np.isin(grp, classes)
+        if keep.any():
+            kept.append(batch.filter(pa.array(keep)))
+    if not kept:
+        return empty_members()
+    frame = pa.Table.from_batches(kept).to_pandas()
     return frame.astype({"fp": np.int64, "grp": np.int64, "row": np.int64})
 
 

@@ -587,3 +587,22 @@ def test_joiners_and_leavers_from_counts_match_the_record_by_record_rule(data):
     sig_c = signatures(cur.frame, cur.members["grp"].to_numpy(), ["q", "s"])
     sig_d = signatures(old.frame, old.members["grp"].to_numpy(), ["q", "s"])
     assert exposed_counts(table, 0, sizes, sig_c, sig_d, k) == (moved.size, exposed.size)
+
+
+def test_an_earlier_release_is_read_only_where_it_bears_on_this_input(tmp_path, monkeypatch):
+    """A single-table release judged with a large earlier release reads, batch by batch, only the earlier members it
+    needs: its own records and every member of a class holding one of them (the leavers of those classes)."""
+    rng = np.random.default_rng(5)
+    n = 5_000
+    table = pd.DataFrame({"part": "", "fp": rng.choice(10**9, n, replace=False).astype(np.int64),
+                          "grp": rng.integers(-1, 400, n).astype(np.int64), "row": -1})
+    path = tmp_path / "part-00000.parquet"
+    monkeypatch.setattr(series, "MEMBER_ROWS", 700)  # several row groups and batches
+    series.write_member_file(table, path)
+    monkeypatch.setattr(series, "member_files", lambda root, rid: [path])
+    prints = np.sort(rng.choice(table["fp"].to_numpy(), 300, replace=False))
+    got = series.members_touching(tmp_path, "r", prints)
+    mine = table["fp"].isin(prints)
+    touched = set(table.loc[mine & (table["grp"] >= 0), "grp"])
+    want = table[mine | table["grp"].isin(touched)]
+    assert sorted(got["fp"]) == sorted(want["fp"]) and len(got) < len(table)
