@@ -18,8 +18,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/ppdp run examples/census_demo.yaml
 
+# on two worker processes (the machine's two cores; each its own Prefect home and config folder: tests/conftest.py)
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m 'not slow'
+	$(BIN)/python -m pytest -q -m 'not slow' -n 2
 
 # mypy over the package as installed (build/typecheck/ppdp/ mirrors the package-dir mapping; see .ci/typecheck.py)
 typecheck: $(STAMP)

@@ -73,6 +73,14 @@ def say(text: str) -> None:
     print(f"smoke input: {text}", flush=True)
 
 
+WARNING = "smoke warning: "
+
+
+def warn(text: str) -> None:
+    """A line ``make bench-smoke`` shows whether or not the script passes (something a reader of CI must see)."""
+    print(f"{WARNING}{text}", flush=True)
+
+
 def tiny_shared(*rels: str, rows: int = SMOKE_ROWS) -> Path:
     """A temporary stand-in for ``../shared/data`` holding ``rels``: the header and ``rows`` evenly spaced data lines
     of each real file (bytes kept: separator, line endings; hierarchy files whole), or a generated stand-in when
@@ -392,6 +400,9 @@ def _run_all(names: list[str], env: dict[str, str], logs: Path, jobs: int,
             results[name] = (proc.returncode, seconds)
             note = next((ln for ln in text.splitlines() if ln.startswith("smoke input:")), "smoke input: (not said)")
             print(f"{'ok  ' if proc.returncode == 0 else 'FAIL'} {name:<28} {seconds:6.1f} s  {note[13:]}", flush=True)
+            warned = [ln[len(WARNING):] for ln in text.splitlines() if ln.startswith(WARNING)]
+            if warned:
+                print("     warning: " + "\n     warning: ".join(warned), flush=True)
             if proc.returncode != 0:
                 print("     " + "\n     ".join(text.rstrip().splitlines()[-25:]), flush=True)
         time.sleep(0.05)

@@ -1118,7 +1118,14 @@ def main() -> None:
 
 
 def entry() -> None:
-    """The ``ppdp`` console script: :func:`main`, then a quick exit (see :func:`_exit`)."""
+    """The ``ppdp`` console script: :func:`main`, then a quick exit (see :func:`_exit`). ``kill -USR1`` on a
+    running ``ppdp`` prints every thread's stack to standard error (file, line and function names only: no
+    values), for a run that seems stuck."""
+    import faulthandler
+    import signal
+
+    if hasattr(signal, "SIGUSR1"):  # POSIX
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         main()
         code = 0
