@@ -44,7 +44,7 @@ times out (``--timeout``; 150 s in a smoke run, where one takes about 20 s) is s
 prints every thread's stack, and its stderr's last lines go into the results. A smoke run that times out is
 reported line by line through ``make bench-smoke`` (``smoke warning:``, shown whether or not the script passes)
 and run once more; the second attempt decides. One such timeout was seen in CI (mondrian, 2026-11-28) and none in
-ten runs here since.
+eleven runs here since.
 """
 
 from __future__ import annotations
