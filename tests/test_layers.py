@@ -146,3 +146,9 @@ def test_installing_puts_one_top_level_package(tmp_path):
     for sub in ("ppdp/schemas/spec.py", "ppdp/tasks/sanitize/registry.py", "ppdp/flows/cli.py",
                 "ppdp/expectations/input_base.json", "ppdp/schemas/release.schema.json", "ppdp/api.py"):
         assert sub in names, sub
+    # every module of the mapped folders (pyproject lists the subpackages by hand: a new one must be listed)
+    mapped = {"ppdp": "ppdp", "schemas": "ppdp/schemas", "tasks": "ppdp/tasks", "flows": "ppdp/flows",
+              "expectations": "ppdp/expectations", "deployments": "ppdp/deployments"}
+    modules = {f"{into}/{p.relative_to(REPO / folder).as_posix()}" for folder, into in mapped.items()
+               for p in (REPO / folder).rglob("*.py") if "__pycache__" not in p.parts}
+    assert modules - set(names) == set()
