@@ -160,7 +160,9 @@ def run(
         from ppdp.tasks.privacy.series import series_line
 
         console.print(f"  series        {series_line(result.series)}", markup=False)
-    if result.unit == "differential_privacy":  # measured on real held-out rows: kept in the private record
+    from ppdp.tasks.private_record import withholds
+
+    if withholds(result.unit):  # measured on real held-out rows: kept in the private record
         console.print("  utility       the gates hold (the figures, measured on real rows, are withheld: see the "
                       "publisher's private record)", markup=False)
     else:

@@ -171,7 +171,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
             cls_obj = type(base)
             address = _dask_address()
             privacy = measure_privacy(staging / "data", roles, spec, columns, cls_obj.protects,
-                                      cls_obj.protected_columns(roles), schema, address)
+                                      list(protected), schema, address)
             logger.info("[6/%d] privacy: counted over the row files %s", STEPS,
                         "on the Dask cluster" if address else "in the flow's process")
             promoted = promote_columns(roles, privacy, spec.privacy) if attempt == 1 else None
@@ -182,7 +182,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
         privacy = enforce_privacy(privacy)
         log_privacy(logger, privacy)
         judged = judge_series(spec=spec, roles=roles, identity=identity, staging=staging,
-                              protected_columns=type(base).protected_columns(roles), now=started,
+                              protected_columns=list(protected), now=started,
                               columns=[f.name for f in schema])
         enforce_series(judged.report)
         logger.info("[6/%d] series: %s", STEPS, series_line(judged.report))

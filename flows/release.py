@@ -78,7 +78,7 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
     shape publishes (each a task): (ingest report, roles, the prepared rows, what the fingerprints cover)."""
     preflight(spec, check_root)
     frame, ingest_report = read_input(spec)
-    if spec.method.unit == "differential_privacy":  # Prefect's database keeps the logs: no count of the input
+    if withholds(spec.method.unit):  # Prefect's database keeps the logs: no count of the input
         logger.info("[2/%d] ingest: %d columns, %d expectations passed", STEPS, len(ingest_report.columns),
                     ingest_report.expectation_count)
     else:
@@ -254,7 +254,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         enforce_series(series_report)
         logger.info("[6/%d] series: %s", STEPS, series_line(series_report))
         util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
-        if release.unit == "differential_privacy":  # measured on real held-out rows: in the private record only
+        if withholds(release.unit):  # measured on real held-out rows: in the private record only
             logger.info("[7/%d] utility: the gates hold (the figures, measured on real rows, are withheld)", STEPS)
         else:
             logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy,

@@ -235,6 +235,11 @@ class Manifest(BaseModel):
         return ""
 
 
+def is_withheld(manifest: Manifest, name: str) -> bool:
+    """Whether ``manifest`` withholds the field ``name`` (a path of ``withheld.fields``)."""
+    return manifest.withheld is not None and name in manifest.withheld.fields
+
+
 class AuditEntry(BaseModel):
     """One row of the tamper-evident audit trail (``<root>/audit.db``): no data values, only hashes and ids.
 

@@ -205,13 +205,14 @@ def signing_key(root: Path) -> SigningKey:
     key = configured_key()
     for what, path in (("audit key", key.path if key is not None else default_key_path()),
                        ("ppdp configuration folder", config_dir())):
-        if path is not None and _is_under(path, root):
+        if path is not None and is_under(path, root):
             raise PublishError(f"{what} {path} lives under the publish root {root}: a writer of the root could "
                                "re-sign or rewind the trail; move it out")
     return key or _create_default_key()
 
 
-def _is_under(path: Path, root: Path) -> bool:
+def is_under(path: Path, root: Path) -> bool:
+    """Whether ``path`` lies under ``root`` (both resolved)."""
     try:
         path.resolve().relative_to(Path(root).resolve())
     except ValueError:
@@ -339,7 +340,7 @@ def record_local_witness(head: dict) -> None:
 
 
 ENV_SERIES_KEY = "PPDP_SERIES_KEY"
-SERIES_KEY_NAME = KEY_NAME = "series-key"
+KEY_NAME = "series-key"
 MIN_KEY_CHARS = 32
 
 
@@ -352,7 +353,7 @@ def series_key(root: Path | None = None) -> bytes:
             raise PublishError(f"${ENV_SERIES_KEY} is shorter than {MIN_KEY_CHARS} characters")
         return value.encode("utf-8")
     path = config_dir() / KEY_NAME
-    if root is not None and _is_under(path, root):
+    if root is not None and is_under(path, root):
         raise PublishError(f"series key {path} lives under the publish root {root}: set ${ENV_CONFIG_DIR} or "
                            f"${ENV_SERIES_KEY} to keep it elsewhere")
     try:

@@ -70,14 +70,9 @@ WITHHELD: tuple[str, ...] = (
 _HEX = re.compile(r"^[0-9a-f]{8,64}$")
 
 
-def withholds(unit: str) -> bool:
+def withholds(unit: str | None) -> bool:
     """Whether a release of privacy unit ``unit`` withholds what it computed on its input."""
     return unit == DP_UNIT
-
-
-def is_withheld(manifest: Manifest, name: str) -> bool:
-    """Whether the published ``manifest`` withholds the field ``name`` (a :data:`WITHHELD` path)."""
-    return manifest.withheld is not None and name in manifest.withheld.fields
 
 
 @dataclass(frozen=True)
@@ -180,11 +175,7 @@ def record_path(trail_id: str, release_id: str) -> Path | None:
 
 def check_location(root: Path | None) -> None:
     """Refuse (:class:`PublishError`) a configuration folder under the publish root: the record would be published."""
-    if root is None:
-        return
-    try:
-        keys.config_dir().resolve().relative_to(Path(root).resolve())
-    except ValueError:
+    if root is None or not keys.is_under(keys.config_dir(), root):
         return
     raise PublishError(f"ppdp configuration folder {keys.config_dir()} lives under the publish root {root}: the "
                        "publisher's private records would be published; move it out")

@@ -111,14 +111,6 @@ class SeriesError(ReleaseRejected):
 
 
 # -- the series key (ppdp.tasks.keys holds it beside the audit key) ------------------------------------------------
-def _is_under(path: Path, root: Path) -> bool:
-    try:
-        path.resolve().relative_to(Path(root).resolve())
-        return True
-    except ValueError:
-        return False
-
-
 def order_key(key: bytes, dataset: str) -> bytes:
     """The key of a dataset's published row order (derived from the series key)."""
     return hmac.new(key, b"ppdp row order\0" + dataset.encode(), hashlib.sha256).digest()
@@ -133,7 +125,7 @@ def ledger_folder(root: Path) -> Path | None:
     if trail is None:
         return None
     folder = keys.config_dir() / LEDGER_DIR / trail
-    if _is_under(folder, root):
+    if keys.is_under(folder, root):
         raise PublishError(f"series ledger {folder} lives under the publish root {root}: set "
                            f"${keys.ENV_CONFIG_DIR} to keep it elsewhere")
     return folder
@@ -436,10 +428,6 @@ class LedgerRelease:
     basis: Basis
     keep_groups: bool = False
 
-    @property
-    def fingerprinted_by(self) -> str:
-        return self.basis.text
-
 
 _COLUMNS = ("release_id, dataset, created_at, method, unit, records, k, epsilon, delta, basis, basis_kind, "
             "keep_groups")
@@ -468,17 +456,14 @@ def ledger_bases(root: Path) -> list[Basis]:
     return list(seen.values())
 
 
-def _audit_states(root: Path, dataset: str | None = None) -> dict[str, tuple[str, str]]:
-    """release id -> (dataset, published / pending / rolled_back) from the root's audit trail (every dataset, or
-    ``dataset``'s)."""
+def _audit_states(root: Path) -> dict[str, tuple[str, str]]:
+    """release id -> (dataset, published / pending / rolled_back) from the root's audit trail (every dataset)."""
     from ppdp.tasks import audit
 
     states: dict[str, tuple[str, str]] = {}
     if not audit.db_path(Path(root)).exists():
         return states
     for e in audit.list_entries(Path(root)):
-        if dataset is not None and e.dataset != dataset:
-            continue
         name = str(e.dataset or "")
         now = states.get(e.release_id, (name, ""))[1]
         if e.status == "pending" and not now:

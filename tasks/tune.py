@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.methods import Domain, FloatRange, IntRange, Lattice
+from ppdp.schemas.privacy import gates_judged
 from ppdp.schemas.reports import Evaluation, LatticeSearch, Roles, TuningTrace
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError, SpecError
@@ -464,7 +465,7 @@ def tune(
         raise SpecError(f"tuning: parameter {parameter} is a lattice of levels: use tuning.strategy lattice")
     integer = isinstance(domain, IntRange)
     log = integer or (isinstance(domain, FloatRange) and domain.log)
-    k = None if "k" in getattr(policy, "not_applicable", ()) else policy.k  # a k kept, not judged, bounds nothing
+    k = policy.k if "k" in gates_judged(policy) else None  # a k kept, not judged, bounds nothing
     threshold = float(k) if parameter == "k" and k is not None else None
     low = spec.min if spec.min is not None else (threshold if threshold is not None else float(domain.low))
     high_domain = float(domain.high) if domain.high is not None else low

@@ -197,7 +197,8 @@ def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles
     if list(frame.columns) != list(inputs.header):  # common_schema checked the files; the frame must agree
         raise InputError(f"input {path}: its columns differ from the first file's")
     counts, class_counts = count_frame(frame, roles)
-    return PartitionIngest(index=index, file=inputs.relative(path), sha256=file_sha256(path), report=report,
+    sha256 = report.private_sha256 or file_sha256(path)  # ingest hashed the file it read; an empty one: here
+    return PartitionIngest(index=index, file=inputs.relative(path), sha256=sha256, report=report,
                            counts=counts, class_counts=class_counts, constants=column_constants(frame, hash_key))
 
 

@@ -18,7 +18,7 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.methods import GROUP_COLUMN
-from ppdp.schemas.privacy import GATE_UNITS, PrivacyThresholds
+from ppdp.schemas.privacy import GATE_UNITS, PrivacyThresholds, gates_judged
 from ppdp.schemas.release import DpRelease, Release
 from ppdp.schemas.reports import (
     AnonymityMeasures,
@@ -313,11 +313,11 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
         return ", ".join(parts) + extra if parts else (extra or None)
 
     claims: list[Claim] = []
-    listed = set(getattr(thresholds, "not_applicable", ()))  # a release spec's gates kept but not judged
+    judged = set(gates_judged(thresholds))  # a release spec's gates kept but not judged (not_applicable) left out
 
     def gate(key: str, name: str, measure: str, threshold: float | None, value: float | None, at_least: bool,
              worst: str | None, tolerance: float = 0.0, recheck: str = "published") -> None:
-        if threshold is None or key in listed:
+        if threshold is None or key not in judged:
             return
         applies = unit in GATE_UNITS[key]
         ok = applies and value is not None and (
@@ -336,7 +336,7 @@ def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> Privacy
     gate("alpha", "alpha", f"largest share of one sensitive value {per_class}", thresholds.alpha,
          m.alpha_k_anonymity[0] if m is not None and m.alpha_k_anonymity else None, False,
          where("alpha_k_anonymity"))
-    if thresholds.l is not None and "l" not in listed:
+    if "l" in judged:
         if thresholds.l_variant == "distinct":
             gate("l", "l", f"fewest distinct sensitive values {per_class}", thresholds.l,
                  m.l_diversity if m is not None else None, True, where("l_diversity"))

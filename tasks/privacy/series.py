@@ -78,11 +78,6 @@ class View:
         return KIND_OF_UNIT.get(self.unit, "none")
 
 
-def empty_members() -> pd.DataFrame:
-    return pd.DataFrame({"part": pd.Series(dtype=str), "fp": pd.Series(dtype=np.int64),
-                         "grp": pd.Series(dtype=np.int64), "row": pd.Series(dtype=np.int64)})
-
-
 def class_ids(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
     """Class id of every row over ``columns`` as published (one class when there is none)."""
     return text_class_ids(frame, list(columns))
@@ -96,6 +91,8 @@ def release_members(release, fp_source: np.ndarray, view: AttackerView | None, s
     counted beside them); a partitioned release records each table's classes of every record (by recoding the
     input as the table publishes it); generating groups from the method's own grouping; record releases the
     published row standing for each record."""
+    from ppdp.tasks.series import empty_members
+
     fp_source = np.asarray(fp_source, dtype=np.int64)
     if isinstance(release, PartsRelease):
         if release.recode is None or source is None:
@@ -136,16 +133,10 @@ def release_members(release, fp_source: np.ndarray, view: AttackerView | None, s
 def _grouped(view: View) -> tuple[np.ndarray, np.ndarray]:
     """The view's records that have a class or group: (fingerprints sorted, their class or group), one per
     fingerprint (the first)."""
-    m = view.members
-    fp = m["fp"].to_numpy(dtype=np.int64)
-    grp = m["grp"].to_numpy(dtype=np.int64)
+    fp = view.members["fp"].to_numpy(dtype=np.int64)
+    grp = view.members["grp"].to_numpy(dtype=np.int64)
     keep = grp >= 0
-    fp, grp = fp[keep], grp[keep]
-    order = np.argsort(fp, kind="stable")
-    fp, grp = fp[order], grp[order]
-    first = np.ones(fp.size, dtype=bool)
-    first[1:] = fp[1:] != fp[:-1]
-    return fp[first], grp[first]
+    return _sorted_unique(fp[keep], grp[keep])
 
 
 def _class_views(earlier: Sequence[View]) -> list[View]:
@@ -760,7 +751,7 @@ def judge_partitioned(*, spec, roles: Roles, identity, staging, protected_column
             full = ledger.members(root, e.release.release_id) if one_table and protected else e.members
             views.extend(load_view(root, ledger.Earlier(e.release, full, e.common), protected, qis))
         cls_at = [i for i, v in enumerate(views) if v.kind in ("classes", "groups")]
-        value_views = {c: [i for i in cls_at if _has_class_values(root, earlier[i], views[i], c)] for c in protected}
+        value_views = {c: [i for i in cls_at if _has_class_values(views[i], c)] for c in protected}
         # pass 2: records counted by combination of classes (and true value, per protected column)
         combos: list[pd.DataFrame] = []
         value_parts: dict[str, list[pd.DataFrame]] = {c: [] for c in protected}
@@ -883,7 +874,7 @@ def _earlier_signatures(root, rel, view: View, columns: list[str], qis: Sequence
     return signatures(frame, row_classes(full, known or list(qis)), columns)
 
 
-def _has_class_values(root, earlier, view: View, column: str) -> bool:
+def _has_class_values(view: View, column: str) -> bool:
     """Whether an earlier release publishes ``column`` per class (its class values can be read)."""
     if view.class_values is not None:
         return column in view.class_values

@@ -8,6 +8,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ppdp.schemas.manifest import is_withheld
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.privacy.attacker import known_text
 from ppdp.tasks.report.charts import _histogram_svg
@@ -130,7 +131,7 @@ def _attacker(page: Context) -> str:
                   "only row of their group"),
                  ("average risk over groups", _fmt(view.group_average_risk), "mean over published rows of "
                   "1/|group|")]
-    withheld = m.withheld is not None and "privacy.attacker_view.exact_copies" in m.withheld.fields
+    withheld = is_withheld(m, "privacy.attacker_view.exact_copies")
     rows.append(("exact copies", _share(view.exact_copies) if view.exact_copies is not None else
                  "withheld (measured against the input)" if withheld else "not measured",
                  f"share of published rows equal to an input record on every one of {known_text(view)} "

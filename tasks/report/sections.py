@@ -7,6 +7,7 @@ import math
 import re
 from collections.abc import Sequence
 
+from ppdp.schemas.manifest import is_withheld
 from ppdp.schemas.reports import Claim, ExpectationOutcome, LatticeSearch
 from ppdp.tasks.layout import parts_digest
 from ppdp.tasks.report.charts import _pareto_svg, _per_class_svg, _tuning_svg
@@ -426,7 +427,7 @@ def tuning(page: Context) -> str:
     if t.class_sizes:
         facts.append(("training rows per class", _e(", ".join(f"{k}: {_fmt(v)}" for k, v in
                                                               t.class_sizes.items()))))
-    elif page.m.withheld is not None and "tuning.class_sizes" in page.m.withheld.fields:
+    elif is_withheld(page.m, "tuning.class_sizes"):
         facts.append(("training rows per class", "withheld (counted on the input)"))
     parts.append(_dl(facts))
     privacy_label = {"equivalence_class": "k (smallest class)",
@@ -505,7 +506,7 @@ def checks(page: Context) -> str:
 def series(page: Context) -> str:
     m = page.m
     r = m.series
-    if r is None and m.withheld is not None and "series" in m.withheld.fields:
+    if r is None and is_withheld(m, "series"):
         return ("<p>Withheld. The release was judged, before publishing, with the earlier releases sharing its "
                 "records, through the publisher's series ledger (records in common, composed figures, the "
                 "differential privacy budget): those figures are computed on the input, so they are kept in the "

@@ -454,7 +454,7 @@ class Condensation(Sanitizer):
         encoder = TableEncoder(columns=attrs, kinds=kinds, orders=roles.orders()).fit(frame)
         x = encoder.transform(frame)
         n = len(frame)
-        treatments: dict[str, Treatment] = {a: "synthesized" for a in attrs}
+        treatments = self._treatments(frame, roles)
 
         if self.variant == "class_wise":  # the class column is checked by Sanitizer.sanitize (needs_class)
             assert cls is not None
@@ -477,7 +477,6 @@ class Condensation(Sanitizer):
             columns = encoder.inverse_columns(x)
             del x  # free the encoded matrix before the frame is built
             columns[cls] = labels.to_numpy()
-            treatments[cls] = "kept"
         else:
             if n < k:
                 raise InputError(f"condensation: {n} records cannot form a group of k={k}")
@@ -485,7 +484,6 @@ class Condensation(Sanitizer):
                 cls_enc = TableEncoder(columns=[cls], kinds={cls: ColumnKind.nominal}, standardize=False).fit(frame)
                 onehot = cls_enc.transform(frame)
                 space = np.hstack([x, self.class_weight * onehot])
-                treatments[cls] = "synthesized"
             else:
                 cls_enc, onehot, space = None, None, x
             seed = int(rng.integers(0, 2**31 - 1))
@@ -508,8 +506,6 @@ class Condensation(Sanitizer):
         for name in frame.columns:  # input column order; pseudonymized identifiers travel with their record
             values = columns.pop(name) if name in columns else frame[name].to_numpy()
             data[name] = _as_dtype(values, frame[name].dtype)
-        for name in frame.columns:
-            treatments.setdefault(name, "kept")
         return Release(frame=pd.DataFrame(data, copy=False), unit="generating_group", treatments=treatments,
                        row_source=np.full(n, -1, dtype=np.int64), group=groups, input_group=groups)
 

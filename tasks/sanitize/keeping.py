@@ -107,7 +107,6 @@ class FrozenPlan:
         Dense id (0..K-1) of the kept unit an input row is published in; -1 otherwise.
     new : ndarray of shape (n,), bool
         New rows grouped among themselves in this release.
-    strata : ndarray of shape (n,), int64
     table_unit : ndarray of shape (m,), int64
         Dense kept unit of each previous published row (-1: not published again).
     retired : int
@@ -117,7 +116,6 @@ class FrozenPlan:
     k: int
     unit: np.ndarray
     new: np.ndarray
-    strata: np.ndarray
     table_unit: np.ndarray
     retired: int
 
@@ -258,7 +256,7 @@ def frozen_plan(groups: np.ndarray, member_keys: np.ndarray, seen: np.ndarray, t
     fresh = ~seen
     n_strata = int(strata.max()) + 1 if n else 0
     enough = np.bincount(strata[fresh], minlength=n_strata) >= k
-    return FrozenPlan(k=int(k), unit=unit, new=fresh & enough[strata], strata=strata, table_unit=table_unit,
+    return FrozenPlan(k=int(k), unit=unit, new=fresh & enough[strata], table_unit=table_unit,
                       retired=retired)
 
 
