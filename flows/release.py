@@ -216,7 +216,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         known.update(ingest_report.digests())
         method_cls = method_class(spec.method.name)
         # what needs no sanitizing is decided first: the ledger is readable and complete, and the DP budget holds
-        check_series(spec, identity, prepared.source_prints, started)
+        shared = check_series(spec, identity, prepared.source_prints, started)  # the ledger, read once for the run
         # the rows the method's shape publishes: the training rows (the held-out rows are never sanitized nor
         # published), or every input row (a recoding)
         source = prepared.source
@@ -224,7 +224,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         previous = None
         if spec.series.keep_groups:
             found = previous_groups(spec.publish.root, spec.dataset, spec.series, started, identity,
-                                    prepared.source_prints)
+                                    prepared.source_prints, sharing=shared.earlier)
             previous = kept_groups(spec.publish.root, found, spec.method.name)
             logger.info("[5/%d] series: keeping the groups of %s frozen for %d of %d records", STEPS,
                         found.release_id or "no earlier release", int((found.groups >= 0).sum()), len(found.groups))
@@ -249,7 +249,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         judged = judge_series(
             spec=spec, release=release, method=method, roles=roles, identity=identity, prints=prepared.source_prints,
             view=privacy.attacker_view, source=source, protected_columns=method_cls.protected_columns(roles),
-            now=started)
+            now=started, shared=shared)
         series_report = judged.report
         enforce_series(series_report)
         logger.info("[6/%d] series: %s", STEPS, series_line(series_report))

@@ -511,17 +511,19 @@ class Earlier:
 
 
 def sharing_releases(root: Path, dataset: str, identity: Identity | None, prints: np.ndarray | None = None,
-                     exclude: str | None = None, before: str | None = None) -> list[Earlier]:
+                     exclude: str | None = None, before: str | None = None,
+                     counted: list[LedgerRelease] | None = None) -> list[Earlier]:
     """Every earlier release that counts and shares records with this input (oldest first, whatever the series
     window): published and interrupted ones (fail closed) of ``dataset``, and of any other dataset whose records
     overlap those of ``prints`` (the fingerprints of the records the release is about; default
     ``identity.prints``). ``exclude``: a release id left out; ``before``: only releases whose id sorts before it
-    (re-checking a past release).
+    (re-checking a past release); ``counted``: the ledger's counted releases as already read (:func:`read_sharing`).
 
     Raises :class:`SeriesError` when the audit trail shows a published release the ledger does not hold, or an
     earlier release of ``dataset`` fingerprinted its records on columns this input lacks (the series cannot be
     judged)."""
-    counted = _counted(root, exclude, before)
+    if counted is None:
+        counted = _counted(root, exclude, before)
     if prints is None:
         prints = identity.prints if identity is not None else np.zeros(0, dtype=np.int64)
     own = np.unique(np.asarray(prints, dtype=np.int64))
@@ -546,6 +548,23 @@ def sharing_releases(root: Path, dataset: str, identity: Identity | None, prints
             continue
         out.append(Earlier(rel, m, common))
     return out
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """The ledger as one release run reads it, once, before anything is sanitized: ``seen``, the ids of the
+    releases counted then (:func:`record_release` refuses the release when one was added since), and ``earlier``,
+    those sharing records with the input (:func:`sharing_releases`, whatever the series window)."""
+
+    seen: tuple[str, ...]
+    earlier: list[Earlier]
+
+
+def read_sharing(root: Path, dataset: str, identity: Identity | None, prints: np.ndarray) -> Sharing:
+    """:class:`Sharing` for a release of ``dataset`` about the records whose fingerprints are ``prints``."""
+    counted = _counted(root, None, None)
+    return Sharing(tuple(r.release_id for r in counted),
+                   sharing_releases(root, dataset, identity, prints, counted=counted))
 
 
 def in_window(earlier: list[Earlier], series: SeriesSpec, now: datetime) -> list[Earlier]:
@@ -799,10 +818,12 @@ def model_record(root: Path, release_id: str, dataset: str, created_at: datetime
 
 
 def previous_groups(root: Path, dataset: str, series: SeriesSpec, now: datetime, identity: Identity,
-                    prints: np.ndarray, before: str | None = None) -> Previous:
-    """``series.keep_groups``: :class:`Previous` for the rows whose fingerprints are ``prints``."""
+                    prints: np.ndarray, before: str | None = None, sharing: list[Earlier] | None = None) -> Previous:
+    """``series.keep_groups``: :class:`Previous` for the rows whose fingerprints are ``prints``; ``sharing``: the
+    releases sharing them as this run already read them (:attr:`Sharing.earlier`), else read here."""
     prints = np.asarray(prints, dtype=np.int64)
-    earlier = earlier_releases(root, dataset, series, now, identity, before=before, prints=prints)
+    earlier = (in_window(sharing, series, now) if sharing is not None
+               else earlier_releases(root, dataset, series, now, identity, before=before, prints=prints))
     seen = np.zeros(prints.size, dtype=bool)
     latest = None
     for e in earlier:

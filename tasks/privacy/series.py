@@ -545,15 +545,17 @@ def budget_report(spec, earlier: Sequence, prints: np.ndarray, epsilon: float | 
     return spent
 
 
-def preflight_series(spec, identity, prints: np.ndarray, now) -> None:
+def preflight_series(spec, identity, prints: np.ndarray, now):
     """What the series decides before anything is sanitized (so a refusal costs no mechanism run, and a DP
     mechanism never runs on rows whose budget is spent): the ledger opens with this machine's series key and holds
     every release of the audit trail, no earlier release of the dataset is unmatchable, and the DP budget holds for
-    the epsilon and delta the spec asks (the spent figures can only be lower). Raises :class:`SeriesError`."""
+    the epsilon and delta the spec asks (the spent figures can only be lower). Raises :class:`SeriesError`.
+    Returns the ledger as read (:class:`ppdp.tasks.series.Sharing`), which the run's later series steps use."""
     from ppdp.schemas.series import SeriesReport
     from ppdp.tasks import series as ledger
 
-    sharing = ledger.sharing_releases(spec.publish.root, spec.dataset, identity, prints=prints)
+    shared = ledger.read_sharing(spec.publish.root, spec.dataset, identity, prints)
+    sharing = shared.earlier
     dp = spec.method.unit == "differential_privacy"
     epsilon = float(getattr(spec.method, "epsilon", None) or 0.0) if dp else None
     delta = float(getattr(spec.method, "delta", None) or 0.0) if dp else None
@@ -562,14 +564,16 @@ def preflight_series(spec, identity, prints: np.ndarray, now) -> None:
         report = SeriesReport(ledger="recorded", fingerprinted_by=identity.by, budget=spent, holds=False)
         raise ledger.SeriesError(series_refusal(report) or "series: privacy budget exceeded: nothing published",
                                  failed_gates=["budget"])
+    return shared
 
 
 def judge_series(*, spec, release, method, roles: Roles, identity, prints: np.ndarray, view: AttackerView | None,
-                 source: pd.DataFrame, protected_columns: Sequence[str], now) -> SeriesJudgement:
+                 source: pd.DataFrame, protected_columns: Sequence[str], now, shared=None) -> SeriesJudgement:
     """This release with the earlier releases that count (:func:`ppdp.tasks.series.earlier_releases`: of this
     dataset, and of any other sharing records with it). ``method`` is the method as it ran (:class:`MethodRecord`:
     a DP method's epsilon and delta, the kept members); ``identity`` the input's fingerprints; ``prints`` those of
-    the sanitizer's input rows. Reads the ledger and the earlier published tables; writes nothing."""
+    the sanitizer's input rows; ``shared`` the ledger as this run read it before sanitizing
+    (:func:`preflight_series`), else read here. Reads the earlier published tables; writes nothing."""
     method_name, fp_source = method.name, np.asarray(prints, dtype=np.int64)
     kept_members = getattr(method, "kept_members", None)
     epsilon = delta = None
@@ -581,8 +585,9 @@ def judge_series(*, spec, release, method, roles: Roles, identity, prints: np.nd
 
     root = spec.publish.root
     members = release_members(release, fp_source, view, source)  # per table: what the ledger keeps
-    seen = tuple(r.release_id for r in ledger._counted(root, None, None))
-    sharing = ledger.sharing_releases(root, spec.dataset, identity, prints=fp_source)
+    if shared is None:
+        shared = ledger.read_sharing(root, spec.dataset, identity, fp_source)
+    seen, sharing = shared.seen, shared.earlier
     earlier = ledger.in_window(sharing, spec.series, now)
     k = spec.privacy.k or 2
     report = SeriesReport(ledger="recorded" if earlier else "first", window=ledger.window_text(spec.series),
