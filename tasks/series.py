@@ -391,6 +391,37 @@ class Identity:
         return members.assign(fp=fp)
 
 
+def match_bases(root: Path, basis: Basis, columns: Sequence[str]) -> tuple[list[Basis], dict[str, tuple[str, ...]]]:
+    """The bases of the root's earlier releases other than ``basis``: those an input of ``columns`` can be
+    fingerprinted on too, and (by key) the columns it lacks of the others."""
+    present = set(columns)
+    others: list[Basis] = []
+    unmatched: dict[str, tuple[str, ...]] = {}
+    for other in ledger_bases(root):
+        if other.key == basis.key:
+            continue
+        missing = tuple(c for c in other.columns if c not in present)
+        if missing:
+            unmatched[other.key] = missing
+        else:
+            others.append(other)
+    return others, unmatched
+
+
+def refuse_unmatched(release: LedgerRelease, dataset: str, unmatched: dict[str, tuple[str, ...]]) -> bool:
+    """Whether the earlier ``release`` is fingerprinted on a basis this input lacks columns of (it cannot be
+    matched); raises :class:`SeriesError` when it is a release of ``dataset`` itself (the series cannot be judged)."""
+    if release.basis.key not in unmatched:
+        return False
+    if release.dataset == dataset:
+        cols = ", ".join(unmatched[release.basis.key])
+        raise SeriesError(f"series: earlier release {release.release_id} of dataset {dataset} followed its records "
+                          f"by their values in columns that include {cols}, which this input lacks: its records "
+                          f"cannot be matched with that release's; keep {cols} in the input (declare it dropped if it "
+                          "must not be published): nothing published")
+    return True
+
+
 def identify(frame: pd.DataFrame, roles: Roles, root: Path, key: bytes | None = None) -> Identity:
     """Fingerprint an input (as read, identifiers included) for the root's ledger: on the release's own basis, and
     on every basis of an earlier release whose columns the input has."""
@@ -398,14 +429,8 @@ def identify(frame: pd.DataFrame, roles: Roles, root: Path, key: bytes | None = 
     basis = record_basis(roles, frame)
     prints = fingerprints(frame, basis.columns, lk.hash_key)
     aliases: dict[str, pd.Series] = {}
-    unmatched: dict[str, tuple[str, ...]] = {}
-    for other in ledger_bases(root):
-        if other.key == basis.key:
-            continue
-        missing = tuple(c for c in other.columns if c not in frame.columns)
-        if missing:
-            unmatched[other.key] = missing
-            continue
+    others, unmatched = match_bases(root, basis, list(frame.columns))
+    for other in others:
         alias = pd.Series(prints, index=fingerprints(frame, other.columns, lk.hash_key))
         aliases[other.key] = alias[~alias.index.duplicated()]
     return Identity(basis=basis, prints=prints, key=lk, aliases=aliases, unmatched=unmatched)
@@ -529,13 +554,7 @@ def sharing_releases(root: Path, dataset: str, identity: Identity | None, prints
     own = np.unique(np.asarray(prints, dtype=np.int64))
     out: list[Earlier] = []
     for rel in counted:
-        if identity is not None and rel.basis.key in identity.unmatched:
-            if rel.dataset == dataset:
-                cols = ", ".join(identity.unmatched[rel.basis.key])
-                raise SeriesError(f"series: earlier release {rel.release_id} of dataset {dataset} followed its records "
-                                  f"by their values in columns that include {cols}, which this input lacks: its "
-                                  f"records cannot be matched with that release's; keep {cols} in the input (declare "
-                                  "it dropped if it must not be published): nothing published")
+        if identity is not None and refuse_unmatched(rel, dataset, identity.unmatched):
             continue
         wanted = own
         if identity is not None and rel.basis.key != identity.basis.key and rel.basis.key in identity.aliases:
@@ -691,10 +710,10 @@ def record_release(root: Path, release: LedgerRelease, table: pd.DataFrame | Non
     counted)."""
     from ppdp.tasks import audit
 
-    path = ledger_path(root)
     folder = ledger_folder(root)
-    if path is None or folder is None:
+    if folder is None:
         raise PublishError(f"series ledger: the publish root {root} has no audit trail yet")
+    path = folder / LEDGER_DB
     if path.exists() and ledger_key(root).data_key != key.data_key:  # bound to another key meanwhile
         raise SeriesError(f"series: the ledger {path} changed keys while this release was being made: run again")
     late = sorted({r.release_id for r in _counted(root, release.release_id, None)} - set(seen))
@@ -716,9 +735,7 @@ def record_release(root: Path, release: LedgerRelease, table: pd.DataFrame | Non
             conn.execute("BEGIN IMMEDIATE")
             meta = _meta(conn)
             if not meta:
-                from ppdp.tasks import audit as _audit
-
-                trail = _audit.trail_id(Path(root)) or ""
+                trail = folder.name  # the ledger folder is named by the audit trail's id
                 k = series_key(root)
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", [
                     ("format", FORMAT), ("trail", trail), ("wrapped", _wrap(key.data_key, k, trail)),

@@ -99,15 +99,7 @@ def partitioned_identity(root: Path, roles: Roles, header: Sequence[str], consta
                          key: ledger.LedgerKey) -> PartitionedIdentity:
     """The bases a partitioned input is fingerprinted on (see the module docstring)."""
     basis = ledger.basis_of(roles, list(header), constant)
-    others, unmatched = [], {}
-    for other in ledger.ledger_bases(root):
-        if other.key == basis.key:
-            continue
-        missing = tuple(c for c in other.columns if c not in header)
-        if missing:
-            unmatched[other.key] = missing
-        else:
-            others.append(other)
+    others, unmatched = ledger.match_bases(root, basis, header)
     return PartitionedIdentity(basis=basis, key=key, others=tuple(others), unmatched=unmatched)
 
 
@@ -133,16 +125,17 @@ def write_members(raw: pd.DataFrame, published: pd.DataFrame, known: Sequence[st
     rows = raw.loc[published.index]
     grp = class_hash(published, [c for c in known if c in published.columns])
     folder = staging / SERIES
+    values = {}  # the published protected values, the same beside every basis's fingerprints
+    for c in protected:
+        if c in published.columns:
+            text = published[c].astype("string")
+            values[f"v:{c}"] = pa.array(text.where(text.notna(), None).to_list(), pa.large_string())
     own = None
     for j, basis in enumerate(identity.bases):
         fp = ledger.fingerprints(rows, basis.columns, identity.key.hash_key)
         if j == 0:
             own = fp
-        data = {"fp": pa.array(fp), "grp": pa.array(grp)}
-        for c in protected:
-            if c in published.columns:
-                text = published[c].astype("string")
-                data[f"v:{c}"] = pa.array(text.where(text.notna(), None).to_list(), pa.large_string())
+        data = {"fp": pa.array(fp), "grp": pa.array(grp), **values}
         (folder / f"b{j}").mkdir(parents=True, exist_ok=True)
         pq.write_table(_sorted(pa.table(data)), folder / f"b{j}" / f"part-{index:05d}.parquet",
                        row_group_size=PIECE_ROWS)

@@ -716,14 +716,7 @@ def judge_partitioned(*, spec, roles: Roles, identity, staging, protected_column
     by_basis: dict[int, list] = {}
     keys = [b.key for b in identity.bases]
     for rel in counted:
-        if rel.basis.key in identity.unmatched:
-            if rel.dataset == spec.dataset:
-                cols = ", ".join(identity.unmatched[rel.basis.key])
-                raise ledger.SeriesError(f"series: earlier release {rel.release_id} of dataset {spec.dataset} followed "
-                                         f"its records by their values in columns that include {cols}, which this "
-                                         f"input lacks: its records cannot be matched with that release's; keep "
-                                         f"{cols} in the input (declare it dropped if it must not be published): "
-                                         "nothing published")
+        if ledger.refuse_unmatched(rel, spec.dataset, identity.unmatched):
             continue
         by_basis.setdefault(keys.index(rel.basis.key) if rel.basis.key in keys else 0, []).append(rel)
     report = SeriesReport(ledger="first", window=ledger.window_text(spec.series), fingerprinted_by=identity.by, k=k)
@@ -732,6 +725,7 @@ def judge_partitioned(*, spec, roles: Roles, identity, staging, protected_column
     figures: list[SeriesFigure] = []
     ranges = _ranges(piece_rows(staging))
     budget_sharing: list = []
+    current_sig = None
     for j, rels in sorted(by_basis.items()):
         # pass 1: the records each earlier release shares with this one
         common = {r.release_id: 0 for r in rels}
@@ -808,7 +802,8 @@ def judge_partitioned(*, spec, roles: Roles, identity, staging, protected_column
                 f"{sstats.below:,} of {sstats.involved:,} records in earlier releases share their class or group in "
                 f"every release with fewer than k={k} records (smallest: {sstats.smallest})"))
         # joiners and leavers, from the counts and each class's signature
-        current_sig = read_signatures(staging)
+        if current_sig is None:  # the same for every basis: read once
+            current_sig = read_signatures(staging)
         moved = exposed = 0
         against = None
         for i in cls_at:
