@@ -26,7 +26,7 @@ from ppdp.flows.steps import step
 from ppdp.flows.runners import SpecTaskRunner
 from ppdp.schemas.compare import CompareResult
 from ppdp.tasks import compare, secrets
-from ppdp.tasks.core.blas import one_blas_thread_from_now_on
+from ppdp.tasks.core.threads import one_native_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
 
 compare_one = step(compare.compare_method, "compare", lambda p: p["spec"].method.name)
@@ -58,7 +58,7 @@ def compare_flow(spec_path: str, overrides: list[str] | None = None,
                  methods: list[str] | None = None) -> CompareResult | State:  # State: Failed
     """Run every applicable registered method (or ``methods``) on the spec's data and rank them; publish nothing."""
     logger = get_run_logger()
-    one_blas_thread_from_now_on()
+    one_native_thread_from_now_on()
     started = time.perf_counter()
     try:
         spec = load_spec(spec_path, list(overrides or []))

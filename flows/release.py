@@ -31,7 +31,7 @@ from ppdp.schemas.reports import TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, series, shapes, tag, tune, utility
 from ppdp.tasks import spec as spec_io
-from ppdp.tasks.core.blas import one_blas_thread_from_now_on
+from ppdp.tasks.core.threads import one_native_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.plots import tuning_plot_png
 from ppdp.tasks.private_record import withholds
@@ -192,7 +192,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
     """Run one release from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused (nothing
     published)."""
     logger = get_run_logger()
-    one_blas_thread_from_now_on()  # parallel evaluations: one BLAS thread each (see ppdp.tasks.core.blas)
+    one_native_thread_from_now_on()  # parallel evaluations: one native thread each (see ppdp.tasks.core.threads)
     overrides = list(overrides or [])
     started = datetime.now(UTC)
     release_id = publish.new_release_id(started)
@@ -308,7 +308,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
 def tune_flow(spec_path: str, overrides: list[str] | None = None) -> TuningTrace | State:  # State: Failed
     """Only the tuning: ingest, tag, hold out, evaluate values; returns the trace (nothing is published)."""
     logger = get_run_logger()
-    one_blas_thread_from_now_on()
+    one_native_thread_from_now_on()
     try:
         spec = load_spec(spec_path, list(overrides or []))
         _, roles, prepared, _ = prepare(spec, logger, check_root=False)

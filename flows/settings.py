@@ -8,6 +8,10 @@ With no ``PREFECT_API_URL``, Prefect 3 starts a temporary API server as a child 
 ``prefect.server.api.server.SubprocessASGIServer``) and stops it at exit, but a killed ``ppdp`` (kill -9, the
 OOM killer) left it running for good. :func:`server_dies_with_parent` makes that child die with its parent on
 Linux (``PR_SET_PDEATHSIG``); :func:`apply` installs it.
+
+:func:`apply` also sets the native libraries' thread variables (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
+...) that the process has not set, before numpy and SciPy load: one thread per pool, as every step runs
+(:mod:`ppdp.tasks.core.threads`).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import signal
 import sys
 import threading
 from typing import TYPE_CHECKING, Any, cast
+
+from ppdp.tasks.core.threads import set_thread_environment
 
 if TYPE_CHECKING:
     from importlib.abc import Loader
@@ -41,6 +47,7 @@ def apply() -> None:
     os.environ.update(FORCED)
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
+    set_thread_environment()
     server_dies_with_parent()
 
 

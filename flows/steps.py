@@ -17,6 +17,8 @@ import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from ppdp.tasks.core.threads import one_native_thread_from_now_on
+
 STEPS = 8
 
 
@@ -65,6 +67,7 @@ def _guarded(fn, name: str):
     def run(*args, **kwargs):
         started = time.perf_counter()
         try:
+            one_native_thread_from_now_on()  # in the step's own thread: OpenMP's limit is per thread
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - handed to the flow, which audits and reports it
             return _Refusal(exc)

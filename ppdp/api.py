@@ -17,10 +17,12 @@ local Dask cluster); ``ppdp.federate(spec_path)`` runs a federated naive Bayes r
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from dataclasses import fields as dataclass_fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 
@@ -28,7 +30,22 @@ from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.privacy import PrivacyPolicy, PrivacyThresholds
 from ppdp.schemas.release import DpRelease, PartsRelease, Release
 from ppdp.schemas.reports import ColumnTag, PrivacyReport, RareCategoryReport, Roles
+from ppdp.tasks.core.threads import native_threads_limited
 from ppdp.tasks.sanitize.base import Sanitizer
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _native_threads_limited(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """Run an API call with one thread per native pool (BLAS, OpenMP), the caller's settings restored after it
+    (see :mod:`ppdp.tasks.core.threads`)."""
+    @functools.wraps(fn)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        with native_threads_limited():
+            return fn(*args, **kwargs)
+
+    return call
 
 
 def methods() -> dict[str, type[Sanitizer]]:
@@ -100,6 +117,7 @@ _SANITIZED: dict[type[Release], type[SanitizedRelease]] = {
     Release: SanitizedRelease, PartsRelease: SanitizedPartsRelease, DpRelease: SanitizedDpRelease}
 
 
+@_native_threads_limited
 def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identifiers: list[str] | None = None,
              class_column: str | None = None, sensitive: list[str] | tuple[str, ...] = (),
              identifiers: list[str] | tuple[str, ...] = (), identifier_action: str = "drop",
@@ -169,6 +187,7 @@ def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identif
     return _SANITIZED[type(release)](**fields, roles=roles, rare=rare, privacy=report, source=source)
 
 
+@_native_threads_limited
 def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: list[str] | None = None,
              sensitive: list[str] | tuple[str, ...] = (), original: pd.DataFrame | None = None,
              class_column: str | None = None, attack: int = 0, seed: int = 0, **thresholds: Any) -> PrivacyReport:
@@ -203,6 +222,7 @@ def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: li
     return check_gates(report, policy)
 
 
+@_native_threads_limited
 def validate_release(folder: str | Path, original: str | Path | None = None):
     """Re-check every claim of a published release (see :mod:`ppdp.tasks.privacy.recheck`); the result's
     ``holds`` is True only when every claim holds."""

@@ -5,8 +5,11 @@
   span of the group's own centred rows;
 * the encoder maps a text or categorical column once per distinct value: the same matrix as mapping every row
   (the object-dtype route);
-* :func:`ppdp.tasks.core.blas.single_threaded_blas` limits BLAS to one thread inside, in the main thread or a
-  worker thread, and restores the setting after.
+* :func:`ppdp.tasks.core.threads.single_threaded_blas` limits BLAS to one thread inside, in the main thread or a
+  worker thread, and restores the setting after;
+* every native thread pool a run loads (BLAS and OpenMP, those loaded late by scikit-learn and SciPy included)
+  runs one thread inside a Prefect step, in the default environment; the Python API limits them during a call
+  and restores the caller's after it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.tasks.core.blas import single_threaded_blas
+from ppdp.tasks.core.threads import single_threaded_blas
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.sanitize.condensation import _gram_route, _sign_weights, synthesize
 
@@ -185,13 +188,13 @@ _PROCESS_WIDE = """
 import threading
 import numpy as np
 from threadpoolctl import threadpool_info
-from ppdp.tasks.core.blas import one_blas_thread_from_now_on, single_threaded_blas
+from ppdp.tasks.core.threads import one_native_thread_from_now_on, single_threaded_blas
 
 def threads():
     return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
 
 assert threads() and max(threads()) > 1, threads()
-assert one_blas_thread_from_now_on()
+assert one_native_thread_from_now_on()
 first_in, second_in, first_out, seen = threading.Event(), threading.Event(), threading.Event(), []
 
 def first():  # enters first: holds threadpoolctl's control, and restores what it found when it leaves
@@ -219,12 +222,110 @@ print("ok")
 """
 
 
-def test_one_blas_thread_from_now_on_holds_across_threads():
+def test_one_native_thread_from_now_on_holds_across_threads():
     import os
     import subprocess
     import sys
 
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2"}  # a fresh process with two BLAS threads to begin with
-    env.pop("OMP_NUM_THREADS", None)
+    env = {**_default_environment(), "OPENBLAS_NUM_THREADS": "2"}  # two BLAS threads to begin with
     out = subprocess.run([sys.executable, "-c", _PROCESS_WIDE], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+# -- every native pool, wherever it is loaded (issue 33) ----------------------------------------------------------
+def _default_environment() -> dict[str, str]:
+    """This process's environment without any thread setting: what a user's shell gives ``ppdp``."""
+    import os
+
+    from ppdp.tasks.core.threads import LIMIT_VARIABLE, THREAD_VARIABLES
+
+    return {k: v for k, v in os.environ.items() if k not in (*THREAD_VARIABLES, LIMIT_VARIABLE)}
+
+
+def _run_script(script: str, timeout: int = 240) -> str:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
+                         env=_default_environment())
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+_IN_A_STEP = """
+import json
+import ppdp.flows  # what the CLI, the deployments and the Python API's flows import first
+from prefect import flow
+from prefect.testing.utilities import prefect_test_harness
+from ppdp.flows.steps import step
+from ppdp.tasks.core.threads import THREAD_VARIABLES
+import os
+
+def pools():
+    from threadpoolctl import threadpool_info
+    return sorted((lib["internal_api"], lib["num_threads"]) for lib in threadpool_info())
+
+def nearest(n):
+    import numpy as np
+    from sklearn.neighbors import NearestNeighbors  # loads SciPy's OpenBLAS and OpenMP inside the step
+    x = np.random.default_rng(n).normal(size=(2000, 40))
+    NearestNeighbors(n_neighbors=1, algorithm="brute").fit(x).kneighbors(x[:500])
+    return pools()
+
+work = step(nearest, "nearest")
+
+@flow
+def two_steps():
+    futures = [work.submit(n) for n in range(4)]  # in the thread runner's worker threads, two at a time or more
+    return [f.result() for f in futures]
+
+with prefect_test_harness():
+    seen = two_steps()
+print(json.dumps({"steps": seen, "main": pools(), "env": {k: os.environ.get(k) for k in THREAD_VARIABLES}}))
+"""
+
+
+def test_every_native_pool_runs_one_thread_inside_a_step_in_the_default_environment():
+    import json
+
+    out = json.loads(_run_script(_IN_A_STEP).strip().splitlines()[-1])
+    for pools in out["steps"]:
+        kinds = {kind for kind, _ in pools}
+        assert {"openblas", "openmp"} <= kinds, pools  # scikit-learn's OpenMP and a BLAS were loaded (can fail)
+        assert all(threads == 1 for _, threads in pools), pools
+    assert out["env"]["OMP_NUM_THREADS"] == "1" and out["env"]["OPENBLAS_NUM_THREADS"] == "1"
+
+
+_API_CALL = """
+import json
+import numpy as np  # the caller's process: numpy loaded first, with the machine's threads
+import pandas as pd
+from threadpoolctl import threadpool_info, threadpool_limits
+import ppdp
+import ppdp.tasks.privacy.measure as measure
+
+def blas():
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+threadpool_limits(limits=2)  # what the caller chose (two cores on this machine, or more)
+before, inside = blas(), []
+original = measure.measure_table
+
+def spy(*args, **kwargs):
+    inside.extend(lib["num_threads"] for lib in threadpool_info())
+    return original(*args, **kwargs)
+
+measure.measure_table = spy
+frame = pd.DataFrame({"age": np.arange(40) % 4, "zip": ["a", "b"] * 20})
+ppdp.validate(frame, quasi_identifiers=["age", "zip"], k=2)
+print(json.dumps({"before": before, "inside": inside, "after": blas()}))
+"""
+
+
+def test_the_python_api_limits_native_pools_during_a_call_and_restores_the_callers_after():
+    import json
+
+    out = json.loads(_run_script(_API_CALL).strip().splitlines()[-1])
+    assert out["before"] and max(out["before"]) == 2, out  # the test can fail: the caller had two
+    assert out["inside"] and set(out["inside"]) == {1}, out
+    assert out["after"] == out["before"], out

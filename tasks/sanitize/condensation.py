@@ -46,7 +46,7 @@ from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.condensation import CondensationParams, Variant
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.blas import single_threaded_blas
+from ppdp.tasks.core.threads import single_threaded_blas
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.kmeans import KD_MAX_DIMS as _KD_MAX_DIMS
@@ -406,7 +406,7 @@ class Condensation(Sanitizer):
                 f"approximate GCD t*GCD(floor(|Ci|/t)) with t={t}")
 
     def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> Release:
-        with single_threaded_blas():  # thousands of small products and eigen-decompositions: see tasks.core.blas
+        with single_threaded_blas():  # thousands of small products and eigen-decompositions: see tasks.core.threads
             return self._condense(frame, roles, rng)
 
     def _sanitize_keeping(self, source: pd.DataFrame, roles: Roles, rng: np.random.Generator,
