@@ -464,3 +464,58 @@ def test_matrix_distortion_bad_inputs():
         matrix_distortion(np.zeros((3, 2)), a)
     with pytest.raises(ValueError, match="modified holds missing"):
         matrix_distortion(a, np.full((3, 2), np.inf))
+
+
+def _mixed_rows(rng: np.random.Generator, rows: int, numeric: int, blocks: list[int], scale: float) -> np.ndarray:
+    """Encoded-table-like rows: ``numeric`` real columns (some with few distinct values), then one-hot blocks."""
+    parts = [np.round(rng.normal(size=(rows, numeric)), int(rng.integers(0, 3)))]
+    for size in blocks:
+        parts.append(np.eye(size)[rng.integers(0, size, rows)] * scale)
+    return np.hstack(parts)
+
+
+def _nearest_by_hand(query: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rule, one query at a time: the smallest distance computed from the two rows, the lowest index among
+    equals (``np.argmin`` takes the first)."""
+    idx = np.array([np.argmin(np.einsum("ij,ij->i", row - ref, row - ref)) for row in query], dtype=np.int64)
+    diff = query - ref[idx]
+    return np.sqrt(np.einsum("ij,ij->i", diff, diff)), idx
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), numeric=st.integers(1, 6), blocks=st.lists(st.integers(2, 9), min_size=2,
+       max_size=8), ref_rows=st.integers(1, 300), copies=st.booleans(), dense=st.booleans())
+def test_the_wide_nearest_row_search_is_exact_with_the_lowest_index_on_ties(seed, numeric, blocks, ref_rows, copies,
+                                                                             dense):
+    # the bound settles a query only when it proves the nearest row, brute force settles the rest: every index and
+    # distance equals the rule applied by hand, ties (duplicated reference rows, exact copies) included
+    from ppdp.tasks.core import neighbours
+
+    rng = np.random.default_rng(seed)
+    ref = _mixed_rows(rng, ref_rows, numeric, blocks, float(rng.choice([1.0, 0.5**0.5, 3.0])))
+    if copies:
+        ref = np.vstack([ref, ref[rng.integers(0, len(ref), 20)]])  # duplicated rows: exact ties
+    query = np.vstack([ref[rng.integers(0, len(ref), 30)], _mixed_rows(rng, 50, numeric, blocks, 1.0)])
+    if dense:  # a query whose indicator cells are not 0/1 (a synthetic row in the encoded space)
+        query = query + rng.normal(scale=0.05, size=query.shape)
+    if query.shape[1] <= neighbours.KD_TREE_MAX_COLUMNS:  # wide enough for the bound and brute force
+        query, ref = np.hstack([query, np.zeros((len(query), 12))]), np.hstack([ref, np.zeros((len(ref), 12))])
+    dist, idx = neighbours.nearest_rows(query, ref)
+    want_dist, want_idx = _nearest_by_hand(query, ref)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(dist, want_dist)
+    np.testing.assert_allclose(dist, cdist(query, ref).min(axis=1), atol=1e-9)
+
+
+def test_the_bound_settles_most_queries_of_an_encoded_table():
+    # the bound is used (the test can fail): on rows near the reference most queries settle without brute force
+    from ppdp.tasks.core import neighbours
+
+    rng = np.random.default_rng(1)
+    ref = _mixed_rows(rng, 2000, 3, [5, 7, 4, 9, 3], 1.0)
+    query = ref + np.hstack([rng.normal(scale=0.05, size=(2000, 3)), np.zeros((2000, ref.shape[1] - 3))])
+    idx = np.full(len(query), -1, dtype=np.int64)
+    slack = np.full(len(query), 1e-6)
+    neighbours._bounded(query, ref, neighbours._bounding_columns(ref), idx, slack, np.arange(len(query)), (16, 128))
+    assert (idx >= 0).mean() > 0.9
+    np.testing.assert_array_equal(idx[idx >= 0], _nearest_by_hand(query, ref)[1][idx >= 0])
