@@ -1,27 +1,35 @@
 """Speed of paper 004's sample generation (:class:`ppdp.tasks.sanitize.sample_generation.SampleGeneration`) on
-UCI Adult, and of the 1-NN searches it could use.
+Adult, and of the 1-NN searches it could use.
 
-    .venv/bin/python -m benchmarks.sample_generation_speed [--repeats 3] [--candidates 40000]
-        [--out benchmarks/results/sample_generation_speed.md]
+    OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 .venv/bin/python -m benchmarks.sample_generation_speed [--repeats 3]
+        [--candidates 40000] [--out benchmarks/results/sample_generation_speed.md]
 
-Target: Adult (30,162 rows) generated in < 3 s in-process on the 2-core machine. Two codings of the same rows:
+Target: Adult (30,162 rows) generated in < 3 s in-process on the 2-core machine. Three codings of the same rows:
 
-* numeric: ``benchmarks.datasets.adult()`` (the 8 text attributes coded as integers, all 14 attributes numeric,
-  as the other benchmarks read Adult): 14 encoded columns;
-* mixed: the text attributes nominal (one-hot), the 6 numeric ones numeric, as the release flow tags Adult:
-  104 encoded columns.
+* numeric: ``benchmarks.datasets.adult()`` (UCI Adult; the 8 text attributes coded as integers, all 14 attributes
+  numeric, as the other benchmarks read Adult): 14 encoded columns;
+* mixed: UCI Adult with the text attributes nominal (one-hot), the 6 numeric ones numeric, as the release flow
+  tags Adult: 104 encoded columns;
+* arx: ARX's Adult (``../shared/data/adult/arx/adult.csv``, the same rows, 8 attributes and ``salary-class``):
+  ``age`` numeric, the 7 text attributes nominal: 93 encoded columns, one of them numeric (issue 33: the
+  nearest-row search's single-column bound ties there, and the old search fell back to a k-d tree over all
+  columns for almost every candidate). Skipped when the file is absent.
 
 ``sanitize()`` seconds are the median of ``--repeats`` in-process runs (``time.perf_counter``; CPU seconds of
 this process beside them: the k-d tree queries use both cores, so CPU can exceed wall). The 1-NN comparison
 answers one batch of ``--candidates`` uniform draws (drawn as the method draws them) once per search, each
-compared with the exact distances of the others. The machine is shared: /proc/loadavg is printed before and
-after.
+compared with the exact distances of the others; "two-step as before issue 33" is the search the method used
+before (the K = 16 nearest rows on the single columns as a bound, then a k-d tree over all columns wherever the
+bound does not decide). The machine is shared: /proc/loadavg is printed before and after, and the native thread
+settings (``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``) in the header; the k-d tree queries use both cores
+(``workers=-1``) whatever they say.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import os
 import platform
 import statistics
 import time
@@ -49,7 +57,7 @@ def loadavg() -> str:
 
 def mixed_adult() -> tuple[pd.DataFrame, Roles]:
     frame = pd.read_csv(datasets.SHARED / "adult" / "adult.csv")
-    frame = frame[~frame.eq("?").any(axis=1)].reset_index(drop=True).rename(columns={"income": "class"})
+    frame = frame[~(frame == "?").any(axis=1)].reset_index(drop=True).rename(columns={"income": "class"})
     tags = []
     for name in frame.columns:
         if name == "class":
@@ -60,6 +68,58 @@ def mixed_adult() -> tuple[pd.DataFrame, Roles]:
             tags.append(ColumnTag(name=name, role=Role.quasi_identifier, kind=kind, source="declared",
                                   reason="benchmark"))
     return frame, Roles(columns=tags)
+
+
+def arx_adult() -> tuple[pd.DataFrame, Roles] | None:
+    """ARX's Adult as ARX ships it (``;``-separated): age numeric, the other attributes nominal, salary-class the
+    class; None when the file is absent."""
+    path = datasets.SHARED / "adult" / "arx" / "adult.csv"
+    if not path.is_file():
+        return None
+    frame = pd.read_csv(path, sep=";")
+    tags = []
+    for name in frame.columns:
+        if name == "salary-class":
+            tags.append(ColumnTag(name=name, role=Role.class_, kind=ColumnKind.nominal, source="declared",
+                                  reason="label"))
+        else:
+            kind = ColumnKind.numeric if pd.api.types.is_numeric_dtype(frame[name]) else ColumnKind.nominal
+            tags.append(ColumnTag(name=name, role=Role.quasi_identifier, kind=kind, source="declared",
+                                  reason="benchmark"))
+    return frame, Roles(columns=tags)
+
+
+def bound_then_full_tree(x: np.ndarray, blocks: list[slice], k: int = 16):
+    """The method's 1-NN search before issue 33: the ``k`` nearest rows on the single columns give a bound (their
+    full distances) and, from the k-th single-column distance, a lower bound for every other row; a candidate the
+    bound does not decide is searched in a k-d tree over all columns."""
+    from scipy.spatial import cKDTree
+
+    full = cKDTree(x)
+    single = [b.start for b in blocks if b.stop - b.start == 1]
+    hot = [b for b in blocks if b.stop - b.start > 1]
+    if not (single and hot and len(x) > k):
+        return lambda q: full.query(q, k=1, workers=-1)[1]
+    low = cKDTree(x[:, single])
+    weight = np.array([2.0 * float(x[:, b].max()) ** 2 for b in hot])
+
+    def codes(m: np.ndarray) -> np.ndarray:
+        return np.stack([np.argmax(m[:, b], axis=1) for b in hot], axis=1)
+
+    train = codes(x)
+
+    def search(q: np.ndarray) -> np.ndarray:
+        dist, rows = low.query(q[:, single], k=k, workers=-1)
+        total = dist**2 + (train[rows] != codes(q)[:, None, :]) @ weight
+        every = np.arange(len(q))
+        pick = np.argmin(total, axis=1)
+        found = rows[every, pick]
+        unsure = np.flatnonzero(~(dist[:, -1] ** 2 > total[every, pick]))
+        if unsure.size:
+            found[unsure] = full.query(q[unsure], k=1, workers=-1)[1]
+        return found
+
+    return search
 
 
 def time_sanitize(frame: pd.DataFrame, roles: Roles, repeats: int) -> tuple[float, float, int]:
@@ -105,9 +165,12 @@ def compare_searches(frame: pd.DataFrame, roles: Roles, m: int) -> tuple[list[tu
             lambda knn=knn: knn.kneighbors(q, return_distance=False)[:, 0])
     tree = cKDTree(x)
     run("scipy cKDTree over all encoded columns (workers=-1)", lambda: tree.query(q, k=1, workers=-1)[1])
-    nearest = _NearestRow(x, list(encoder.blocks().values()))
-    run(f"_NearestRow (the method's search; two-step: {nearest.split})", lambda: nearest.query(q))
-    reference = results[2][2]
+    reference = results[-1][2]
+    blocks = list(encoder.blocks().values())
+    before = bound_then_full_tree(x, blocks)
+    run("two-step as before issue 33 (k-d tree on the single columns, then over all columns)", lambda: before(q))
+    nearest = _NearestRow(x, blocks)
+    run(f"_NearestRow (the method's search; structured: {nearest.structured})", lambda: nearest.query(q))
     dt = DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2, random_state=0).fit(x, y)
     agreement = float(np.mean(dt.predict(q) == y[nearest.query(q)]))
     return [(name, s, bool(np.allclose(d, reference, rtol=0, atol=1e-7))) for name, s, d in results], agreement, \
@@ -122,16 +185,23 @@ def main() -> None:
     smoke.add_flag(parser)
     args = parser.parse_args()
     if args.smoke:
-        smoke.tiny_shared("adult/adult.csv")
+        smoke.tiny_shared("adult/adult.csv", "adult/arx/adult.csv")
         args.repeats, args.candidates, args.out = 1, smoke.SMOKE_ROWS, smoke.workdir() / "sample_generation_speed.md"
 
     before = loadavg()
     sets = {"numeric": load("Adult"), "mixed": mixed_adult()}
+    arx = arx_adult()
+    if arx is None:
+        print(f"arx: {datasets.SHARED / 'adult' / 'arx' / 'adult.csv'} absent, skipped")
+    else:
+        sets["arx"] = arx
+    threads = ", ".join(f"{v}={os.environ.get(v, 'unset')}" for v in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"))
     lines = ["# Sample generation (paper 004): speed on Adult", "",
              "Produced by `.venv/bin/python -m benchmarks.sample_generation_speed` "
              "(`benchmarks/sample_generation_speed.py`).", "",
-             f"Machine: {platform.processor() or platform.machine()}, Python {platform.python_version()}; "
-             f"load average (1, 5, 15 min) before: {before}.", "",
+             f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+             f"{platform.python_version()}; native threads: {threads}; load average (1, 5, 15 min) before: "
+             f"{before}.", "",
              "## sanitize() in-process (target < 3 s)", "",
              "| coding | rows in | encoded columns | rows out | runs | wall s (median) | CPU s (median) |",
              "|---|---|---|---|---|---|---|"]
@@ -146,7 +216,7 @@ def main() -> None:
             print(f"  {seconds:7.2f} s  {label}  exact: {same}")
         lines.append(f"| {name} | {len(frame):,} | {width} | {rows:,} | {args.repeats} | {wall:.2f} | {cpu:.2f} |")
     lines += ["", f"## 1-NN on one batch of {args.candidates:,} uniform candidates (one run each)", "",
-              "| coding | search | seconds | same distances as cKDTree |", "|---|---|---|---|"]
+              "| coding | search | seconds | same distances as the cKDTree over all columns |", "|---|---|---|---|"]
     for name, found, _ in searches:
         lines += [f"| {name} | {label} | {seconds:.2f} | {'yes' if same else 'NO'} |" for label, seconds, same in found]
     lines += ["", "Agreement of the entropy tree and 1-NN on uniform draws (what sets the number of draws, about "

@@ -195,7 +195,7 @@ def test_nearest_row_search_is_exact_on_mixed_features():
     enc = TableEncoder(columns=cols, kinds=roles.kinds(), orders=roles.orders()).fit(frame)
     x = enc.transform(frame)
     search = _NearestRow(x, list(enc.blocks().values()))
-    assert search.split  # the two-step search is the one exercised
+    assert search.structured and search.low is not None  # the structured search, both steps, is the one exercised
     rng = np.random.default_rng(0)
     queries = enc.transform(pd.DataFrame({c: frame[c].to_numpy()[rng.integers(0, 3000, 4000)] for c in cols}))
     queries[:, 0] += rng.normal(0, 3.0, 4000)  # far from the data in one column, as uniform draws often are

@@ -129,10 +129,12 @@ def _brute(q: np.ndarray, ref: np.ndarray, q_norm: np.ndarray, ref_norm: np.ndar
     always kept."""
     out = np.empty(len(q), dtype=np.int64)
     big = max(float(np.abs(q).max(initial=0.0)), float(np.abs(ref).max(initial=0.0)))
-    kind = np.float32 if big < 1e15 else np.float64  # float32 squares overflow beyond about 1e19
+    kind: type[np.floating] = np.float32 if big < 1e15 else np.float64  # float32 squares overflow past ~1e19
     unit = float(np.finfo(kind).eps) / 2
     slack = 2.0 * (q.shape[1] + 4) * unit * (q_norm + float(ref_norm.max()) + 1.0)
-    q_k, ref_k, ref_norm_k = q.astype(kind), ref.astype(kind), ref_norm.astype(kind)
+    q_k: np.ndarray = q.astype(kind)
+    ref_k: np.ndarray = ref.astype(kind)
+    ref_norm_k: np.ndarray = ref_norm.astype(kind)
     chunk = max(1, _CELLS // len(ref))
     for lo in range(0, len(q), chunk):
         rows = np.arange(lo, min(lo + chunk, len(q)))

@@ -46,7 +46,6 @@ from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.condensation import CondensationParams, Variant
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.threads import single_threaded_blas
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.kmeans import KD_MAX_DIMS as _KD_MAX_DIMS
@@ -55,6 +54,7 @@ from ppdp.tasks.core.kmeans import batch_bytes as _batch_bytes
 from ppdp.tasks.core.kmeans import cluster_sums as _cluster_sums
 from ppdp.tasks.core.kmeans import kmeans_labels
 from ppdp.tasks.core.kmeans import nearest_indices as _nearest
+from ppdp.tasks.core.threads import single_threaded_blas
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 from ppdp.tasks.sanitize.keeping import Kept, frozen_keys, frozen_plan, frozen_release
 

@@ -15,14 +15,19 @@ without missing values):
   J48: binary splits on the encoded features (J48 splits a nominal attribute many ways; here its one-hot
   indicators), information gain rather than gain ratio, and no C4.5 pessimistic pruning (the tree is grown
   until a leaf is pure or would fall below the leaf size, about J48 ``-U -M 2``). The nearest-neighbour
-  classifier is 1-NN (WEKA's IB1) by Euclidean distance on the encoded features, found exactly with SciPy's
-  k-d tree (:class:`scipy.spatial.cKDTree`, all cores; with one-hot columns in two steps, see
-  :class:`_NearestRow`). One batch of 40,000 uniform candidates on Adult, 2 cores, load below 1
-  (``benchmarks/sample_generation_speed.py``): 14 numeric columns 0.51 s, against 1.57 s for scikit-learn's
-  ``KNeighborsClassifier(n_neighbors=1)`` by brute force and 2.91 s with its k-d tree; text attributes one-hot
-  (104 columns) 1.19 s, against 1.69 s for one k-d tree over all columns and 3.8 s for scikit-learn. Ties
-  between equally near training rows (exact duplicates with different classes) go to whichever row the search
-  returns (deterministic for the same input); a tie in a tree leaf goes to the class that sorts first.
+  classifier is 1-NN (WEKA's IB1) by Euclidean distance on the encoded features, found exactly: with numeric
+  features only by SciPy's k-d tree (:class:`scipy.spatial.cKDTree`, all cores); with one-hot columns by a
+  search over their structure (rows grouped by their tuple of categories, the groups visited by the number of
+  categories that differ, only the numeric part searched within a group; see :class:`_NearestRow`). One batch
+  of 40,000 uniform candidates, 2 cores, native threads 1, load about 2 (``benchmarks/sample_generation_speed.py``,
+  figures in ``benchmarks/results/sample_generation_speed.md``): ARX's Adult (one numeric column, 93 encoded
+  columns) 0.73 s, against 55 s for the search used before issue 33 (a bound from the numeric columns, else a
+  k-d tree over all columns) and 71 s for one k-d tree over all columns; UCI Adult with the text attributes
+  one-hot (104 columns) 0.67 s, against 1.12 s and 1.75 s; all 14 attributes numeric 0.56 s, against 3.1 s for
+  scikit-learn's ``KNeighborsClassifier(n_neighbors=1)`` by brute force. Ties between equally near training
+  rows (exact duplicates with different classes) go to the lowest row index; with numeric features only, to
+  whichever row the k-d tree returns (deterministic for the same input). A tie in a tree leaf goes to the class
+  that sorts first.
 * Features: every generated attribute (all published columns but identifiers and the class), encoded by
   :class:`~ppdp.tasks.core.encoding.TableEncoder`: numbers and ordinal ranks standardized (IB1 instead scales
   numbers to [0, 1] by their range), nominal columns one-hot with two categories at distance 1 (as IB1's
@@ -61,7 +66,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -78,6 +83,7 @@ _DAY_NS, _SECOND_NS = 86_400 * 10**9, 10**9
 MIN_BATCH = 1024  # fewest candidates drawn at a time
 MAX_BATCH_CELLS = 2**25  # candidates x encoded width per batch (float64: 256 MiB)
 MAX_DISCRETE_STEPS = 2**53  # a range of this many steps or more is drawn continuously, then rounded
+NEAREST_CELLS = 2**22  # candidate-pattern cells (and candidate-row pairs) per step of the nearest-row search
 
 
 @dataclass
@@ -121,53 +127,222 @@ def _time_step(ns: np.ndarray, dtype) -> float:
     return float({"s": _SECOND_NS, "ms": 10**6, "us": 10**3}.get(unit, 1))
 
 
+def _squared(qn: np.ndarray, xn: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances between ``qn`` and ``xn`` (broadcast; features on the last axis), summed
+    column by column: one order of additions wherever a distance is computed, so that equal inputs give equal
+    sums."""
+    out = np.zeros(np.broadcast_shapes(qn.shape, xn.shape)[:-1])
+    for j in range(qn.shape[-1]):
+        out += (qn[..., j] - xn[..., j]) ** 2
+    return out
+
+
+def _lowest(owner: np.ndarray, total: np.ndarray, row: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each run of equal ``owner`` values (``owner`` grouped, e.g. sorted): the owner, the least ``total`` and
+    the lowest ``row`` among those at that total."""
+    starts = np.flatnonzero(np.concatenate(([True], owner[1:] != owner[:-1]))) if owner.size else owner[:0]
+    if not starts.size:
+        return owner[:0], total[:0], row[:0]
+    least = np.minimum.reduceat(total, starts)
+    run = np.repeat(np.arange(starts.size), np.diff(np.append(starts, owner.size)))
+    rows = np.minimum.reduceat(np.where(total == least[run], row, np.iinfo(np.int64).max), starts)
+    return owner[starts], least, rows
+
+
 class _NearestRow:
     """Exact nearest training row (Euclidean, encoded features) of each candidate.
 
-    Numeric-only features: one k-d tree. With one-hot blocks, a k-d tree over all the encoded columns is slow (a
-    uniform candidate is far from the data and the indicator columns bound distances poorly), so the search is
-    done in two steps, exactly: the ``K`` nearest rows in the single-column (numeric and ordinal) subspace give
-    an upper bound (their full distances: subspace distance plus one ``2 * scale^2`` per nominal column that
-    differs) and, from the K-th subspace distance, a lower bound for every other row; where the best full
-    distance is below that lower bound the nearest row is among the K, otherwise the candidate is searched in
-    the full k-d tree.
+    Numeric-only features: one k-d tree over all the encoded columns (:class:`scipy.spatial.cKDTree`, all cores).
+    With one-hot blocks such a tree is slow (about 100 indicator columns on Adult, which bound the distances of
+    uniform candidates poorly), so the search uses the blocks' structure. A row's squared distance to a candidate
+    is ``w * k`` (``w = 2 * scale^2``, ``k`` the number of nominal columns whose category differs) plus the squared
+    distance over the single columns (numeric and ordinal). The training rows are grouped by their tuple of
+    categories (a *pattern*: 5,988 of them on ARX's Adult). For each candidate, exactly:
+
+    1. the ``K`` nearest rows in the single-column subspace (a k-d tree there) give a first nearest row and,
+       from the K-th subspace distance, a floor under the single-column part of every other row; where that
+       floor alone exceeds the best distance, the answer is among the K (most candidates when there are several
+       real-valued columns);
+    2. otherwise the candidate's agreements with every pattern are counted (a table look-up per nominal column,
+       candidates in chunks of :data:`NEAREST_CELLS` candidate-pattern cells), and the patterns are visited
+       level by level, ``k = 0, 1, ...`` differing columns, while ``w * k`` plus the floor does not exceed the
+       best distance found. In each visited pattern the nearest row is found on the single columns: with one, a
+       binary search in the pattern's sorted values; with none, the pattern's first row; with several, all the
+       pattern's rows.
+
+    Ties: among training rows equally near a candidate (the same computed distance: exact duplicates, or rows on
+    either side) the lowest row index wins. The k-d tree over all columns instead returns whichever tied row it
+    meets (deterministic for the same input); it serves numeric-only features, and encodings
+    :class:`TableEncoder` does not produce (a one-hot block holding no indicator, several, or indicators of
+    different values: in a training row such a block turns the structured search off, in a candidate it sends
+    that candidate to the full tree).
     """
 
     K = 16
 
     def __init__(self, x: np.ndarray, blocks: list[slice]) -> None:
-        from scipy.spatial import cKDTree  # imported where used: reading a spec or a manifest does not need it
-
-        self.full = cKDTree(x)
-        single = [b.start for b in blocks if b.stop - b.start == 1]
+        self.x = x
+        self._full: Any = None  # the k-d tree over all columns, built when first needed
+        n, width = x.shape
         self.hot = [b for b in blocks if b.stop - b.start > 1]
-        self.split = bool(single) and bool(self.hot) and len(x) > self.K
-        if self.split:
-            self.single = np.asarray(single)
-            self.low = cKDTree(x[:, self.single])
-            self.codes, ok = self._codes(x)
-            self.weight = np.array([2.0 * float(x[:, b].max()) ** 2 for b in self.hot])
-            self.split = bool(ok.all())
+        in_hot = np.zeros(width, dtype=bool)
+        for b in self.hot:
+            in_hot[b] = True
+        self.single = np.flatnonzero(~in_hot)
+        self.structured = False
+        if not self.hot or n == 0:
+            return
+        indicators = x[:, in_hot]
+        self.scale = float(indicators[indicators != 0][0]) if np.any(indicators != 0) else 0.0
+        codes, ok = self._codes(x, self.scale)
+        if not (self.scale > 0 and bool(ok.all())):
+            return
+        self.structured = True
+        self.weight = 2.0 * self.scale * self.scale
+        self.xn = np.ascontiguousarray(x[:, self.single])
+        patterns, pattern_of = np.unique(codes, axis=0, return_inverse=True)
+        self.pattern_of = np.asarray(pattern_of).ravel()
+        count = len(patterns)
+        self.count_dtype: type[np.unsignedinteger] = np.uint8 if len(self.hot) < 255 else np.uint16
+        # per nominal column: for each category, which patterns hold it (a look-up table when small enough)
+        self.agree: list[np.ndarray] = []
+        for i, b in enumerate(self.hot):
+            column = np.ascontiguousarray(patterns[:, i])
+            if (b.stop - b.start) * count <= NEAREST_CELLS * 4:
+                column = (column[None, :] == np.arange(b.stop - b.start)[:, None]).astype(self.count_dtype)
+            self.agree.append(column)
+        self.patterns = patterns
+        rows = np.arange(n)
+        d = len(self.single)
+        if d == 0:  # a pattern's first row stands for all of it
+            order = np.lexsort((rows, self.pattern_of))
+            first = np.concatenate(([True], self.pattern_of[order][1:] != self.pattern_of[order][:-1]))
+            self.first = order[first]
+        elif d == 1:  # rows sorted by (pattern, value), the lowest index kept among equal values
+            self.values = np.unique(self.xn[:, 0])
+            self.radix = len(self.values) + 1
+            key = self.pattern_of.astype(np.int64) * self.radix + np.searchsorted(self.values, self.xn[:, 0])
+            order = np.lexsort((rows, key))
+            keep = np.concatenate(([True], key[order][1:] != key[order][:-1]))
+            self.keys, self.key_rows = key[order][keep], order[keep]
+        else:  # each pattern's rows, in index order
+            order = np.lexsort((rows, self.pattern_of))
+            self.group_rows = order
+            self.group_start = np.searchsorted(self.pattern_of[order], np.arange(count + 1))
+        self.low: Any = None
+        if d and n > self.K:
+            from scipy.spatial import cKDTree  # imported where used: reading a spec or a manifest does not need it
 
-    def _codes(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Category index per one-hot block, and whether each row holds exactly one indicator per block."""
+            self.low = cKDTree(self.xn)
+
+    def _codes(self, x: np.ndarray, scale: float) -> tuple[np.ndarray, np.ndarray]:
+        """Category index per one-hot block, and whether each row holds exactly one indicator per block, of value
+        ``scale`` (a training row always does; a candidate that does not is searched in the full tree)."""
+        every = np.arange(len(x))
         codes = np.stack([np.argmax(x[:, b], axis=1) for b in self.hot], axis=1)
-        ok = np.all([np.count_nonzero(x[:, b], axis=1) == 1 for b in self.hot], axis=0)
+        ok = np.ones(len(x), dtype=bool)
+        for i, b in enumerate(self.hot):
+            ok &= (np.count_nonzero(x[:, b], axis=1) == 1) & (x[every, b.start + codes[:, i]] == scale)
         return codes, ok
 
+    def _full_tree(self, q: np.ndarray) -> np.ndarray:
+        from scipy.spatial import cKDTree
+
+        if self._full is None:
+            self._full = cKDTree(self.x)
+        return self._full.query(q, k=1, workers=-1)[1]
+
     def query(self, q: np.ndarray) -> np.ndarray:
-        if not self.split:
-            return self.full.query(q, k=1, workers=-1)[1]
-        dist, rows = self.low.query(q[:, self.single], k=self.K, workers=-1)
-        codes, ok = self._codes(q)
-        total = dist**2 + (self.codes[rows] != codes[:, None, :]) @ self.weight
-        pick = np.argmin(total, axis=1)
-        every = np.arange(len(q))
-        found = rows[every, pick]
-        unsure = np.flatnonzero(~(dist[:, -1] ** 2 > total[every, pick]) | ~ok)
-        if unsure.size:
-            found[unsure] = self.full.query(q[unsure], k=1, workers=-1)[1]
+        """Index of the nearest training row of each row of ``q``."""
+        if not self.structured:
+            return self._full_tree(q)
+        found = np.zeros(len(q), dtype=np.int64)
+        codes, ok = self._codes(q, self.scale)
+        odd = np.flatnonzero(~ok)
+        if odd.size:
+            found[odd] = self._full_tree(q[odd])
+        clean = np.flatnonzero(ok)
+        step = max(1, NEAREST_CELLS // (self.K * max(len(self.single), len(self.hot), 1)))
+        for start in range(0, clean.size, step):
+            part = clean[start:start + step]
+            found[part] = self._structured(np.ascontiguousarray(q[np.ix_(part, self.single)]), codes[part])
         return found
+
+    def _structured(self, qn: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        m = len(qn)
+        best = np.full(m, np.inf)
+        best_row = np.full(m, np.iinfo(np.int64).max)
+        floor = np.zeros(m)  # under the single-column part of every row not yet looked at
+        todo = np.arange(m)
+        if self.low is not None:  # step 1: the K nearest rows in the single-column subspace
+            rows = self.low.query(qn, k=self.K, workers=-1)[1]
+            num = _squared(qn[:, None, :], self.xn[rows])
+            differ = np.count_nonzero(self.patterns[self.pattern_of[rows]] != codes[:, None, :], axis=-1)
+            total = self.weight * differ + num
+            best = total.min(axis=1)
+            best_row = np.where(total == best[:, None], rows, np.iinfo(np.int64).max).min(axis=1)
+            floor = num[:, -1] * (1.0 - 1e-12)  # margin: the k-d tree's own sums may round otherwise
+            todo = np.flatnonzero(~(floor > best))
+        # step 2: patterns level by level (k differing nominal columns), while w * k + floor <= best
+        hot = len(self.hot)
+        count = len(self.patterns)
+        chunk = max(1, NEAREST_CELLS // count)
+        for start in range(0, todo.size, chunk):
+            part = todo[start:start + chunk]
+            agree = np.zeros((part.size, count), dtype=self.count_dtype)
+            for i, table in enumerate(self.agree):
+                agree += table[codes[part, i]] if table.ndim == 2 else table[None, :] == codes[part, i][:, None]
+            cb, cr, fl = best[part], best_row[part], floor[part]
+            live = np.ones(part.size, dtype=bool)
+            for k in range(hot + 1):
+                penalty = self.weight * k
+                live &= penalty + fl <= cb
+                if not live.any():
+                    break
+                want = np.where(live, hot - k, np.iinfo(self.count_dtype).max).astype(self.count_dtype)
+                cell = np.flatnonzero(agree == want[:, None])
+                if not cell.size:
+                    continue
+                owner, pattern = np.divmod(cell, count)
+                total, row = self._within(qn[part[owner]], pattern, penalty)
+                owner, total, row = _lowest(owner, total, row)
+                better = (total < cb[owner]) | ((total == cb[owner]) & (row < cr[owner]))
+                cb[owner[better]], cr[owner[better]] = total[better], row[better]
+            best[part], best_row[part] = cb, cr
+        return best_row
+
+    def _within(self, qn: np.ndarray, pattern: np.ndarray, penalty: float) -> tuple[np.ndarray, np.ndarray]:
+        """For each candidate-pattern pair (``qn`` the candidate's single columns), the nearest row of the pattern:
+        (its distance, ``penalty`` plus the single-column part; the row), the lowest index among equally near."""
+        d = qn.shape[1]
+        if d == 0:
+            return np.full(len(pattern), penalty), self.first[pattern]
+        if d == 1:  # the pattern's values on either side of the candidate's
+            at = np.searchsorted(self.keys, pattern * self.radix + np.searchsorted(self.values, qn[:, 0]))
+            below, above = np.maximum(at - 1, 0), np.minimum(at, len(self.keys) - 1)
+            rb, ra = self.key_rows[below], self.key_rows[above]
+            db = np.where((at > 0) & (self.keys[below] // self.radix == pattern),
+                          penalty + _squared(qn, self.xn[rb]), np.inf)
+            da = np.where((at < len(self.keys)) & (self.keys[above] // self.radix == pattern),
+                          penalty + _squared(qn, self.xn[ra]), np.inf)
+            take = (da < db) | ((da == db) & (ra < rb))
+            return np.where(take, da, db), np.where(take, ra, rb)
+        # several single columns: every row of the pattern, pairs taken in slices of bounded size
+        sizes = self.group_start[pattern + 1] - self.group_start[pattern]
+        total, row = np.empty(len(pattern)), np.empty(len(pattern), dtype=np.int64)
+        ends = np.cumsum(sizes)
+        first = 0
+        while first < len(pattern):
+            last = max(first + 1, int(np.searchsorted(ends, ends[first] - sizes[first] + NEAREST_CELLS, "right")))
+            pairs = np.arange(first, last)
+            size = sizes[pairs]
+            owner = np.repeat(pairs, size)
+            offset = np.arange(size.sum()) - np.repeat(np.cumsum(size) - size, size)
+            rows = self.group_rows[self.group_start[pattern[owner]] + offset]
+            got, least, lowest = _lowest(owner, penalty + _squared(qn[owner], self.xn[rows]), rows)
+            total[got], row[got] = least, lowest
+            first = last
+        return total, row
 
 
 class SampleGeneration(Sanitizer):
