@@ -19,8 +19,16 @@ imported before timing: their import cost belongs to process start-up, not to a 
 CPU-time cProfile of one run of that step. Needs ``../shared/data/adult/adult.csv``; exits with a message when it is
 absent.
 
+``--whole`` times whole processes instead, back to back, ``--repeats`` rounds: the floor of the release's data work
+(a Python process that reads the CSV with pandas, groups it by the spec's 7 quasi-identifiers and writes Parquet
+with pyarrow), then ``ppdp run examples/adult.yaml --timings`` in the default environment (no thread variable set:
+what a user's shell gives) and with ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``, each publishing into a temporary
+root with a fresh ``PPDP_CONFIG_DIR`` and Prefect's temporary server (unless ``PREFECT_API_URL`` is set). It prints
+each run's wall and CPU seconds (the process and its children: the temporary server's too), the medians, the
+ratios default / one thread and run / floor, and each step's share of the run from ``--timings``.
+
 ``--smoke`` (``make bench-smoke``): the spec's source replaced by 300 rows of Adult (a generated stand-in where
-../shared/data is absent), one run per step.
+../shared/data is absent), one run per step (with ``--whole``: one round).
 """
 
 from __future__ import annotations
@@ -29,8 +37,12 @@ import argparse
 import cProfile
 import os
 import pstats
+import re
+import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,6 +52,107 @@ REPO = Path(__file__).resolve().parents[1]
 SPEC = REPO / "examples" / "adult.yaml"
 DATA = REPO.parent / "shared" / "data" / "adult" / "adult.csv"
 STEPS = ["prepare", "eval10", "eval100", "eval200", "sanitize", "privacy", "utility"]
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS",
+                    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "PPDP_NATIVE_THREADS")
+TIMINGS = re.compile(r"timings\s+([\d.]+) s in the command, ([\d.]+) s in the steps' own work")
+STEP_LINE = re.compile(r"^\s{4}(\S+)\s+([\d.]+) s(?:\s+\((\d+) runs, summed\))?\s*$")
+FLOOR = """
+import sys
+import pandas as pd
+frame = pd.read_csv(sys.argv[1], na_values=["?"], skipinitialspace=True)
+sizes = frame.groupby(sys.argv[3].split(","), dropna=False, observed=True).size()
+frame.to_parquet(sys.argv[2], engine="pyarrow")
+"""
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(command: list[str], env: dict[str, str]) -> tuple[float, float, str]:
+    """(wall s, CPU s of the process and its children, standard output) of one whole process; exits on failure."""
+    cpu, started = _child_cpu(), time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO)
+    wall, used = time.perf_counter() - started, _child_cpu() - cpu
+    if done.returncode != 0:
+        raise SystemExit(f"benchmark: {Path(command[0]).name} exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return wall, used, done.stdout
+
+
+def _steps(stdout: str) -> dict[str, float]:
+    """Seconds per step from ``ppdp run --timings`` (parallel runs of a step summed)."""
+    out: dict[str, float] = {}
+    after = False
+    for line in stdout.splitlines():
+        if TIMINGS.search(line):
+            after = True
+            continue
+        match = STEP_LINE.match(line) if after else None
+        if after and match is None:
+            break
+        if match is not None:
+            out[match.group(1)] = float(match.group(2))
+    return out
+
+
+def whole(spec_path: Path, data: Path, sets: list[str], repeats: int, both: bool = True) -> int:
+    """The ``--whole`` mode (see the module docstring); ``sets``: the spec's overrides (``key=value``); ``both``:
+    the one-thread run too (the smoke run has only the default one)."""
+    from ppdp.tasks import spec as spec_io
+
+    spec = spec_io.load_spec(str(spec_path), sets)
+    overrides = [o for item in sets for o in ("--set", item)]
+    qis = [c for c, v in spec.columns.items() if getattr(v, "role", v) == "quasi_identifier"]
+    base = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES}
+    modes = {"default": base, "one thread": {**base, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}}
+    if not both:
+        del modes["one thread"]
+    ppdp = Path(sys.executable).with_name("ppdp")
+    runs: dict[str, list[tuple[float, float]]] = {"floor": [], **{m: [] for m in modes}}
+    shares: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    with tempfile.TemporaryDirectory(prefix="ppdp-bench-") as tmp:
+        for r in range(repeats):
+            runs["floor"].append(_timed([sys.executable, "-c", FLOOR, str(data), f"{tmp}/floor.parquet",
+                                         ",".join(qis)], base)[:2])
+            print(f"  round {r + 1}: floor {runs['floor'][-1][0]:.2f} s (load {_load():.2f})", flush=True)
+            for mode, env in modes.items():
+                folder = Path(tmp) / f"{mode.replace(' ', '_')}-{r}"
+                env = {**env, "PPDP_CONFIG_DIR": str(folder / "config")}
+                wall, cpu, stdout = _timed([str(ppdp), "run", str(spec_path), "--timings", "--set",
+                                            f"publish.root={folder / 'releases'}", *overrides], env)
+                runs[mode].append((wall, cpu))
+                steps = _steps(stdout)
+                steps["(beyond the steps, Python start-up included)"] = max(0.0, wall - float(
+                    TIMINGS.search(stdout).group(2) if TIMINGS.search(stdout) else 0.0))  # type: ignore[union-attr]
+                shares[mode].append(steps)
+                print(f"  round {r + 1}: {mode:<10} {wall:7.2f} s wall, {cpu:7.2f} s CPU (load {_load():.2f})",
+                      flush=True)
+    med = {m: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for m, v in runs.items()}
+    floor = med["floor"][0]
+    print(f"\nAdult release, whole processes ({repeats} rounds, back to back; {os.cpu_count()} CPUs)\n")
+    print("| run | wall s (median) | CPU s (median) | x floor |")
+    print("|---|---:|---:|---:|")
+    for name, (w, c) in med.items():
+        print(f"| {name} | {w:.2f} | {c:.2f} | {w / floor:.1f} |")
+    if both:
+        print(f"\ndefault / one thread: {med['default'][0] / med['one thread'][0]:.2f} (wall), "
+              f"{med['default'][1] / med['one thread'][1]:.2f} (CPU)")
+    print()
+    for mode in modes:
+        names = sorted({n for s in shares[mode] for n in s}, key=lambda n: -statistics.median(
+            s.get(n, 0.0) for s in shares[mode]))
+        wall = med[mode][0]
+        print(f"Steps of the {mode} run (median seconds; evaluations summed over their parallel runs; share of the "
+              "run's median wall)\n")
+        print("| step | s | share |")
+        print("|---|---:|---:|")
+        for n in names:
+            sec = statistics.median(s.get(n, 0.0) for s in shares[mode])
+            if sec >= 0.05:
+                print(f"| {n} | {sec:.2f} | {sec / wall:.0%} |")
+        print()
+    return 0
 
 
 def _load() -> float:
@@ -51,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", default=",".join(STEPS), help="comma-separated subset of " + ",".join(STEPS))
     parser.add_argument("--profile", default=None, help="print a cProfile of one run of this step")
+    parser.add_argument("--whole", action="store_true", help="time whole processes: the floor and ppdp run, "
+                        "default environment and one thread (see the module docstring)")
     smoke.add_flag(parser)
     args = parser.parse_args(argv)
     global DATA
@@ -64,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     if not DATA.is_file():
         print(f"skipped: {DATA} is absent (the shared research data is not on this machine)")
         return 0
+    if args.whole:
+        return whole(SPEC, DATA, [f"source.path={DATA}"], args.repeats)
     steps = [s for s in args.steps.split(",") if s]
     unknown = set(steps) - set(STEPS)
     if unknown:
@@ -141,6 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {name} | {med:.2f} | {low:.2f} | {cpu_s:.2f} | {lb:.2f} | {la:.2f} |")
     print(f"| total | {sum(r[1] for r in rows):.2f} | {sum(r[2] for r in rows):.2f} | {sum(r[3] for r in rows):.2f} "
           "| | |")
+    if args.smoke:  # the whole-process mode too, one default run
+        print()
+        return whole(SPEC, DATA, overrides, 1, both=False)
     return 0
 
 

@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdp.schemas.base import ColumnKind
-from ppdp.tasks.core.threads import single_threaded_blas
 from ppdp.tasks.core.encoding import TableEncoder
+from ppdp.tasks.core.threads import single_threaded_blas
 from ppdp.tasks.sanitize.condensation import _gram_route, _sign_weights, synthesize
 
 
@@ -223,7 +223,6 @@ print("ok")
 
 
 def test_one_native_thread_from_now_on_holds_across_threads():
-    import os
     import subprocess
     import sys
 
