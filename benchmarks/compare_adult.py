@@ -111,6 +111,14 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:,.0f}"
 
 
+def _differences(a: dict, b: dict) -> list[str]:
+    """The fields two comparable results differ in (``method.field`` for a row's)."""
+    out = [k for k in a if k != "rows" and a.get(k) != b.get(k)]
+    for row, other in zip(a["rows"], b["rows"], strict=False):
+        out += [f"{row['method']}.{k}" for k in row if row.get(k) != other.get(k)]
+    return out
+
+
 def report(runs: list[dict], published: dict[str, tuple[int, int, str]]) -> str:
     rows = next((f"{r['result']['input_rows']:,}" for r in runs if r["result"] is not None), "the")
     lines = [
@@ -153,14 +161,16 @@ def report(runs: list[dict], published: dict[str, tuple[int, int, str]]) -> str:
             lines.append(f"Note: {note}")
 
         def strip(res: dict) -> dict:
-            data = {k: v for k, v in res.items() if k not in ("seconds", "runner")}
+            # as ppdp.tasks.compare.comparable: the input's digest is keyed, and each run has a fresh key
+            data = {k: v for k, v in res.items() if k not in ("seconds", "runner", "input_digest", "input_key_id")}
             data["rows"] = [{k: v for k, v in row.items() if k != "seconds"} for row in res["rows"]]
             return data
 
         if len(results) > 1:
+            differ = sorted({name for r in results[1:] for name in _differences(strip(first), strip(r["result"]))})
             same = all(strip(r["result"]) == strip(first) for r in results[1:])
             lines.append(f"The runs gave {'the same' if same else 'DIFFERENT'} table and recommendation (times "
-                         "aside).")
+                         "aside, and the input's keyed digest)" + ("." if same else f": {', '.join(differ[:12])}."))
         reasons = [(row["method"], row["reason"]) for row in first["rows"] if row["reason"]]
         if reasons:
             lines += ["", "Reasons given:", ""] + [f"- {m}: {why}" for m, why in reasons]
