@@ -507,6 +507,18 @@ def test_the_wide_nearest_row_search_is_exact_with_the_lowest_index_on_ties(seed
     np.testing.assert_allclose(dist, cdist(query, ref).min(axis=1), atol=1e-9)
 
 
+def test_a_reference_of_equal_rows_gives_the_lowest_index_to_every_query():
+    # every reference row within the rounding slack of the best: each query's tie goes to row 0 (in slices: the
+    # pairs of a chunk are many)
+    from ppdp.tasks.core import neighbours
+
+    ref = np.tile(np.r_[np.ones(3), np.zeros(17)], (6000, 1))
+    query = np.random.default_rng(2).normal(size=(300, 20))
+    dist, idx = neighbours.nearest_rows(query, ref)
+    assert not idx.any()
+    np.testing.assert_allclose(dist, np.linalg.norm(query - ref[0], axis=1))
+
+
 def test_the_bound_settles_most_queries_of_an_encoded_table():
     # the bound is used (the test can fail): on rows near the reference most queries settle without brute force
     from ppdp.tasks.core import neighbours

@@ -108,8 +108,11 @@ def _pick(q: np.ndarray, ref: np.ndarray, rows: np.ndarray, cand: np.ndarray, ne
     smallest distance recomputed from the two rows, the lowest reference index among equals."""
     r, j = np.nonzero(near)
     chosen = cand[r, j]
-    diff = q[rows[r]] - ref[chosen]
-    exact = np.einsum("ij,ij->i", diff, diff)
+    exact = np.empty(r.size)
+    step = max(1, _CELLS // q.shape[1])  # many tied rows (a release of equal rows): the differences in slices
+    for lo in range(0, r.size, step):
+        diff = q[rows[r[lo:lo + step]]] - ref[chosen[lo:lo + step]]
+        exact[lo:lo + step] = np.einsum("ij,ij->i", diff, diff)
     order = np.lexsort((chosen, exact, r))  # by query, then distance, then reference index
     first = np.ones(order.size, dtype=bool)
     first[1:] = r[order][1:] != r[order][:-1]
