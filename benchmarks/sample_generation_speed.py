@@ -55,19 +55,24 @@ def loadavg() -> str:
         return "n/a"
 
 
-def mixed_adult() -> tuple[pd.DataFrame, Roles]:
-    frame = pd.read_csv(datasets.SHARED / "adult" / "adult.csv")
-    frame = frame[~(frame == "?").any(axis=1)].reset_index(drop=True).rename(columns={"income": "class"})
+def benchmark_roles(frame: pd.DataFrame, label: str) -> Roles:
+    """``label`` the class, every other column a quasi-identifier (numeric by dtype, else nominal)."""
     tags = []
     for name in frame.columns:
-        if name == "class":
+        if name == label:
             tags.append(ColumnTag(name=name, role=Role.class_, kind=ColumnKind.nominal, source="declared",
                                   reason="label"))
         else:
             kind = ColumnKind.numeric if pd.api.types.is_numeric_dtype(frame[name]) else ColumnKind.nominal
             tags.append(ColumnTag(name=name, role=Role.quasi_identifier, kind=kind, source="declared",
                                   reason="benchmark"))
-    return frame, Roles(columns=tags)
+    return Roles(columns=tags)
+
+
+def mixed_adult() -> tuple[pd.DataFrame, Roles]:
+    frame = pd.read_csv(datasets.SHARED / "adult" / "adult.csv")
+    frame = frame[~(frame == "?").any(axis=1)].reset_index(drop=True).rename(columns={"income": "class"})
+    return frame, benchmark_roles(frame, "class")
 
 
 def arx_adult() -> tuple[pd.DataFrame, Roles] | None:
@@ -77,16 +82,7 @@ def arx_adult() -> tuple[pd.DataFrame, Roles] | None:
     if not path.is_file():
         return None
     frame = pd.read_csv(path, sep=";")
-    tags = []
-    for name in frame.columns:
-        if name == "salary-class":
-            tags.append(ColumnTag(name=name, role=Role.class_, kind=ColumnKind.nominal, source="declared",
-                                  reason="label"))
-        else:
-            kind = ColumnKind.numeric if pd.api.types.is_numeric_dtype(frame[name]) else ColumnKind.nominal
-            tags.append(ColumnTag(name=name, role=Role.quasi_identifier, kind=kind, source="declared",
-                                  reason="benchmark"))
-    return frame, Roles(columns=tags)
+    return frame, benchmark_roles(frame, "salary-class")
 
 
 def bound_then_full_tree(x: np.ndarray, blocks: list[slice], k: int = 16):

@@ -528,6 +528,7 @@ def test_the_bound_settles_most_queries_of_an_encoded_table():
     query = ref + np.hstack([rng.normal(scale=0.05, size=(2000, 3)), np.zeros((2000, ref.shape[1] - 3))])
     idx = np.full(len(query), -1, dtype=np.int64)
     slack = np.full(len(query), 1e-6)
-    neighbours._bounded(query, ref, neighbours._bounding_columns(ref), idx, slack, np.arange(len(query)), (16, 128))
+    bound = neighbours._Bound(query, ref, neighbours._bounding_columns(ref))
+    bound.settle(idx, slack, np.arange(len(query)), (16, 128))
     assert (idx >= 0).mean() > 0.9
     np.testing.assert_array_equal(idx[idx >= 0], _nearest_by_hand(query, ref)[1][idx >= 0])

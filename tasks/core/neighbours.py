@@ -7,8 +7,6 @@ costs nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 __all__ = ["KD_TREE_MAX_COLUMNS", "nearest_rows"]
@@ -44,7 +42,7 @@ def nearest_rows(query: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, 
     the nearest row is the one at the smallest distance computed from the two rows, the lowest reference index
     among rows exactly as near. Two exact routes find it:
 
-    * a bound (:func:`_bounded`): the distance over a subset of the columns never exceeds the distance over all of
+    * a bound (:class:`_Bound`): the distance over a subset of the columns never exceeds the distance over all of
       them, so the ``K`` rows nearest in the columns that take more than two values (the numbers; one-hot
       indicators take two), found with a k-d tree, settle every query whose best candidate is nearer than the
       ``K``-th subset distance by a margin far above rounding;
@@ -79,10 +77,11 @@ def nearest_rows(query: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, 
         slack = _MARGIN * (q_norm + float(ref_norm.max()) + 1.0)
         sub = _bounding_columns(ref)
         if sub is not None:  # tried on a sample first: where it settles few queries, brute force is cheaper
+            bound = _Bound(q, ref, sub)
             sample = np.arange(0, len(q), max(1, len(q) // _PROBE))
-            tree = _bounded(q, ref, sub, idx, slack, sample, _ROUNDS[:1])
+            bound.settle(idx, slack, sample, _ROUNDS[:1])
             if np.mean(idx[sample] >= 0) >= _WORTH:
-                _bounded(q, ref, sub, idx, slack, np.flatnonzero(idx < 0), _ROUNDS, tree)
+                bound.settle(idx, slack, np.flatnonzero(idx < 0), _ROUNDS)
         left = np.flatnonzero(idx < 0)
         if left.size:
             idx[left] = _brute(q[left], ref, q_norm[left], ref_norm)
@@ -154,40 +153,45 @@ def _brute(q: np.ndarray, ref: np.ndarray, q_norm: np.ndarray, ref_norm: np.ndar
     return out
 
 
-def _bounded(q: np.ndarray, ref: np.ndarray, sub: np.ndarray, idx: np.ndarray, slack: np.ndarray,
-             todo: np.ndarray, rounds: tuple[int, ...], tree: Any = None) -> Any:
-    """Fill ``idx`` for the query rows ``todo`` where the subset bound proves the nearest row (see
-    :func:`nearest_rows`), trying ``rounds`` numbers of candidates in turn; -1 stays elsewhere. Returns the k-d
-    tree over the subset (``tree``: one built before).
+class _Bound:
+    """The subset bound (see :func:`nearest_rows`): a k-d tree over the columns ``sub`` of ``ref`` and the squared
+    distances over the other columns, built once for every round of every query."""
 
-    A query settles when every row outside its ``K`` candidates is, by the ``K``-th subset squared distance,
-    farther than its best candidate plus ``slack`` (the candidates' squared distances are expansions, with
-    rounding far below it); the nearest among the candidates within ``slack`` of the best is then
-    :func:`_pick`'s."""
-    from scipy.spatial import cKDTree  # heavy: imported on first use
+    def __init__(self, q: np.ndarray, ref: np.ndarray, sub: np.ndarray) -> None:
+        from scipy.spatial import cKDTree  # heavy: imported on first use
 
-    if tree is None:  # sliding midpoint: queries 2-3x faster than a balanced tree's on skewed columns
-        tree = cKDTree(ref[:, sub], balanced_tree=False)
-    rest = _Rest(q, ref, np.setdiff1d(np.arange(ref.shape[1]), sub))
-    for k in rounds:
-        k = min(k, len(ref))
-        chunk = max(1, _CELLS // (k * rest.width))
-        unsettled = []
-        for lo in range(0, len(todo), chunk):
-            rows = todo[lo:lo + chunk]
-            bound, cand = tree.query(q[rows][:, sub], k=k)
-            bound, cand = bound.reshape(len(rows), k), cand.reshape(len(rows), k)
-            full = bound**2 + rest.squared(rows, cand)
-            limit = full.min(axis=1) + slack[rows]
-            outside = bound[:, -1] ** 2 if k < len(ref) else np.full(len(rows), np.inf)
-            ok = outside > limit
-            if ok.any():
-                idx[rows[ok]] = _pick(q, ref, rows[ok], cand[ok], full[ok] <= limit[ok][:, None])
-            unsettled.append(rows[~ok])
-        todo = np.concatenate(unsettled) if unsettled else todo[:0]
-        if not todo.size or k == len(ref):
-            break
-    return tree
+        self.q, self.ref, self.sub = q, ref, sub
+        # sliding midpoint: queries 2-3x faster than a balanced tree's on skewed columns
+        self.tree = cKDTree(ref[:, sub], balanced_tree=False)
+        self.rest = _Rest(q, ref, np.setdiff1d(np.arange(ref.shape[1]), sub))
+
+    def settle(self, idx: np.ndarray, slack: np.ndarray, todo: np.ndarray, rounds: tuple[int, ...]) -> None:
+        """Fill ``idx`` for the query rows ``todo`` where the bound proves the nearest row, trying ``rounds``
+        numbers of candidates in turn; -1 stays elsewhere.
+
+        A query settles when every row outside its ``K`` candidates is, by the ``K``-th subset squared distance,
+        farther than its best candidate plus ``slack`` (the candidates' squared distances are expansions, with
+        rounding far below it); the nearest among the candidates within ``slack`` of the best is then
+        :func:`_pick`'s."""
+        q, ref, n = self.q, self.ref, len(self.ref)
+        for k in rounds:
+            k = min(k, n)
+            chunk = max(1, _CELLS // (k * self.rest.width))
+            unsettled = []
+            for lo in range(0, len(todo), chunk):
+                rows = todo[lo:lo + chunk]
+                bound, cand = self.tree.query(q[rows][:, self.sub], k=k)
+                bound, cand = bound.reshape(len(rows), k), cand.reshape(len(rows), k)
+                full = bound**2 + self.rest.squared(rows, cand)
+                limit = full.min(axis=1) + slack[rows]
+                outside = bound[:, -1] ** 2 if k < n else np.full(len(rows), np.inf)
+                ok = outside > limit
+                if ok.any():
+                    idx[rows[ok]] = _pick(q, ref, rows[ok], cand[ok], full[ok] <= limit[ok][:, None])
+                unsettled.append(rows[~ok])
+            todo = np.concatenate(unsettled) if unsettled else todo[:0]
+            if not todo.size or k == n:
+                break
 
 
 class _Rest:

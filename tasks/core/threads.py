@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 
 __all__ = ["THREAD_VARIABLES", "native_thread_limit", "native_threads_limited", "one_native_thread_from_now_on",
            "set_thread_environment", "single_threaded_blas"]
@@ -74,37 +74,27 @@ def native_threads_limited() -> Iterator[None]:
     environment as they were after it (for the Python API, which runs in the caller's process)."""
     added = set_thread_environment()
     try:
-        from threadpoolctl import threadpool_limits
-
-        limiter = threadpool_limits(limits=native_thread_limit())
-    except Exception:  # noqa: BLE001 - an unknown native build: run with its own threads, only slower
-        limiter = None
-    try:
-        if limiter is None:
+        with _limited(native_thread_limit(), None):
             yield
-        else:
-            with limiter:
-                yield
     finally:
         for name, value in added.items():
             if os.environ.get(name) == value:
                 del os.environ[name]
 
 
-@contextmanager
-def single_threaded_blas() -> Iterator[None]:
+def single_threaded_blas() -> AbstractContextManager[object]:
     """Run the ``with`` block with one BLAS thread, where threadpoolctl can set it. OpenBLAS's count is
     process-wide and threadpoolctl lets one Python thread at a time change it: a call from another thread
     meanwhile does nothing, so a process that wants one thread throughout sets it once
     (:func:`one_native_thread_from_now_on`)."""
+    return _limited(1, "blas")
+
+
+def _limited(limits: int, user_api: str | None) -> AbstractContextManager[object]:
+    """threadpoolctl's limit as a context manager (restoring on exit), or a no-op where it cannot be set."""
     try:
         from threadpoolctl import threadpool_limits
 
-        limiter = threadpool_limits(limits=1, user_api="blas")
-    except Exception:  # noqa: BLE001 - an unknown BLAS build: run with its own threads, only slower
-        limiter = None
-    if limiter is None:
-        yield
-        return
-    with limiter:
-        yield
+        return threadpool_limits(limits=limits, user_api=user_api)
+    except Exception:  # noqa: BLE001 - an unknown native build: run with its own threads, only slower
+        return nullcontext()
