@@ -263,9 +263,10 @@ def scripts() -> tuple[list[str], list[str]]:
     return run, helpers
 
 
-PREFECT_SCRIPTS = ("adult_release_steps", "compare_adult", "distributed_release", "release_overhead",
-                   "report_screenshots")  # run ppdp flows
-FIRST = ("dp_epsilon", "compare_adult", "report_screenshots", "release_overhead", "privacy_speed")  # the longest
+PREFECT_SCRIPTS = ("adult_release_steps", "bad_input_refusal", "compare_adult", "distributed_release",
+                   "interrupt_latency", "release_overhead", "report_screenshots")  # run ppdp flows
+FIRST = ("dp_epsilon", "compare_adult", "report_screenshots", "release_overhead", "second_run",
+         "privacy_speed")  # the longest
 ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 

@@ -8,7 +8,9 @@ Trigger a run by hand, with other parameters, from another shell (against the sa
     prefect deployment run 'ppdp-release/scheduled-release' --param spec_path=/abs/spec.yaml \
         --param 'overrides=["seed=11"]'
 
-The deployment's parameters are paths and overrides only: Prefect stores parameters in its database.
+The deployment's parameters are paths and overrides only: Prefect stores parameters in its database. A scheduled run
+on an input, spec and code unchanged since the dataset's latest release completes without publishing ("unchanged
+since RELEASE" in its log); ``--param force=true`` on a run by hand publishes anyway.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -24,6 +24,13 @@ app = typer.Typer(
 )
 audit_app = typer.Typer(no_args_is_help=True, help="Read and verify the audit trail of a publish root.")
 app.add_typer(audit_app, name="audit")
+server_app = typer.Typer(
+    no_args_is_help=True,
+    help="A local Prefect server kept running between runs, so that ppdp run, tune, compare and federate do not "
+         "each start "
+         "Prefect's temporary server (12-17 s per run). Never started on its own: ppdp server start starts it, "
+         "ppdp server stop stops it. An explicit PREFECT_API_URL (environment or Prefect profile) always wins.")
+app.add_typer(server_app, name="server")
 
 console = Console(highlight=False, soft_wrap=True)
 console_err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -66,6 +73,7 @@ def _options(
 
     Start with ppdp run examples/census_demo.yaml (examples/ holds a release spec for each method); ppdp COMMAND
     --help describes a command, its options and its exit codes."""
+    OUTPUT.json = False  # each command sets its own (a test may call several commands in one process)
 
 
 def internal_error(exc: BaseException, debug: bool) -> None:
@@ -78,9 +86,103 @@ def internal_error(exc: BaseException, debug: bool) -> None:
     fail(f"internal error ({type(exc).__name__}); run again with --debug to see the traceback", 1)
 
 
+class OUTPUT:  # noqa: N801 - a namespace of module state
+    """How the running command reports: ``json`` set by ``run --json`` (a refusal is then also a JSON object on
+    standard output, see :func:`fail`)."""
+
+    json = False
+    stdout: Any = None  # standard output (a file descriptor or a stream) while the flow's is sent to standard error
+
+
 def fail(message: str, code: int) -> NoReturn:
     console_err.print(f"ppdp: {message}", markup=False)
+    if OUTPUT.json:  # the same line for programs: the message never holds a data value (see the module docstring)
+        _print_json({"status": "refused", "exit_code": code, "message": message})
     raise typer.Exit(code)
+
+
+def _print_json(doc: dict) -> None:
+    """One JSON object on standard output, on one line."""
+    import json
+    import os
+
+    text = json.dumps(doc) + "\n"  # not through rich: no markup, emoji codes or wrapping
+    target = OUTPUT.stdout  # set while the flow runs (a refusal then): standard output itself, not its stand-in
+    if isinstance(target, int):
+        sys.stderr.flush()
+        os.write(target, text.encode("utf-8"))
+    else:
+        stream = target if target is not None else sys.stdout
+        stream.write(text)
+        stream.flush()
+
+
+def _quiet_prefect(quiet: bool) -> None:
+    """``--quiet`` / ``--json``: Prefect's log lines are not printed (its console handler shows only CRITICAL),
+    while its API handler still sends them to the Prefect server's database. Set in the environment before Prefect
+    is imported (Prefect reads ``PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL`` when it configures logging at import;
+    Dask workers inherit it), and on the handlers of a Prefect already imported in this process."""
+    if not quiet:
+        return
+    import logging
+    import os
+
+    os.environ["PREFECT_LOGGING_HANDLERS_CONSOLE_LEVEL"] = "CRITICAL"
+    if "prefect.logging.handlers" in sys.modules:
+        from prefect.logging.handlers import PrefectConsoleHandler
+
+        for logger in [logging.getLogger(), *(logging.getLogger(n) for n in list(logging.root.manager.loggerDict))]:
+            for handler in getattr(logger, "handlers", []):
+                if isinstance(handler, PrefectConsoleHandler):
+                    handler.setLevel(logging.CRITICAL)
+
+
+def _busy(text: str, quiet: bool):
+    """The spinner on standard error while a flow runs; none with --quiet or --json."""
+    import contextlib
+
+    return contextlib.nullcontext() if quiet else console_err.status(text)
+
+
+def _stdout_kept_for_json(as_json: bool):
+    """With --json, nothing but the JSON object reaches standard output: while the flow runs, file descriptor 1
+    (this process, its temporary Prefect server, Dask workers) points at standard error."""
+    import contextlib
+    import os
+
+    @contextlib.contextmanager
+    def redirected():
+        sys.stdout.flush()
+        try:
+            fd = sys.stdout.fileno()
+        except (AttributeError, OSError, ValueError):  # not a real file (a test's captured stream)
+            OUTPUT.stdout = sys.stdout
+            try:
+                with contextlib.redirect_stdout(sys.stderr):
+                    yield
+            finally:
+                OUTPUT.stdout = None
+            return
+        saved = os.dup(fd)
+        try:
+            os.dup2(sys.stderr.fileno(), fd)
+            OUTPUT.stdout = saved
+            yield
+        finally:
+            OUTPUT.stdout = None
+            sys.stdout.flush()
+            os.dup2(saved, fd)
+            os.close(saved)
+
+    return redirected() if as_json else contextlib.nullcontext()
+
+
+def _use_local_server() -> None:
+    """Use the local Prefect server of ``ppdp server start`` when it runs (and no PREFECT_API_URL was chosen);
+    before Prefect is imported."""
+    from ppdp.flows.local_server import use_local_server
+
+    use_local_server()
 
 
 RUNNER_HELP = ("Where the parallel steps (tuning evaluations, privacy and utility checks) run: thread, dask (a local "
@@ -96,21 +198,47 @@ def run(
                                 "method."),
     set_: list[str] = typer.Option([], "--set", metavar="KEY.PATH=VALUE", help=SET_HELP),
     runner: str | None = typer.Option(None, "--runner", metavar="RUNNER", help=RUNNER_HELP),
+    force: bool = typer.Option(False, "--force", help="Publish a new release even when the input, the spec (with "
+                               "--set) and ppdp's code are those of the dataset's latest release (without it such "
+                               "a run publishes nothing and prints: unchanged since RELEASE)."),
     debug: bool = typer.Option(False, "--debug", help=DEBUG_HELP),
     timings: bool = typer.Option(False, "--timings", help="Also print the run's wall time and the part of it spent "
                                                           "in the steps' own work."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Print only the summary: no Prefect log lines (they "
+                               "still reach the Prefect server's database), no progress, no spinner."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object on standard output "
+                                 "and nothing else there (implies --quiet); a refusal is a JSON object too, "
+                                 "{\"status\": \"refused\", \"exit_code\", \"message\"}, its line also on "
+                                 "standard error."),
 ) -> None:
     """Run a release: ingest, tag, tune, sanitize, validate, check utility, publish, audit.
 
     SPEC is a release spec (YAML). examples/ holds one for each method (ppdp run examples/census_demo.yaml is the
     quickest start); schemas/release.schema.json describes every key.
 
+    Each run starts Prefect's temporary server (12-17 s) unless a Prefect server is running: ppdp server start
+    keeps a local one for later runs (it is never started on its own: see ppdp server --help).
+
+    Ctrl-C stops a run safely: before the release is renamed into place nothing is published (the audit trail
+    records the interruption); after, the release is complete. A Prefect server that stops answering after the
+    publish does not fail the run: one line names what Prefect did not record.
+
+    A run whose input (its SHA-256), resolved spec and installed code are those of the dataset's latest release
+    publishes nothing (no folder, no audit entry, no budget spent) and prints "unchanged since RELEASE" and that
+    release's folder; --force publishes a new release anyway.
+
+    The spec, the input's cheap checks, the policy's feasibility and the series (and DP budget) are decided before
+    any tuning or sanitizing. An input problem names the column by position (1 = the first column) and name, and
+    the first failing data row (1 = the first row after the header; the header is not counted), never a value.
+
     \b
     Exit codes:
-      0  published
+      0  published, or unchanged since the dataset's latest release (nothing published)
       2  bad spec or input: one line per problem, nothing published
       3  rejected by a privacy or utility gate or by the safety floor: nothing published
       1  audit trail damaged, or an internal error (--debug prints its traceback)
+      130  stopped by Ctrl-C (SIGINT) or a Prefect cancellation (143: SIGTERM): nothing published, or, once
+           the release was renamed into place, the release complete (one line says which)
     """
     import time
 
@@ -121,6 +249,8 @@ def run(
     from ppdp.tasks.publish import new_release_id
 
     settings.apply()
+    OUTPUT.json = as_json
+    _quiet_prefect(quiet or as_json)  # before Prefect is imported (--runner imports it)
     started = datetime.now(UTC)
     try:  # spec and header checks first: a bad spec costs no Prefect start-up and reads no data
         set_ = [*set_, *_runner_overrides(runner)]  # so the spec (and the manifest) records where it ran
@@ -133,16 +263,27 @@ def run(
                              started_at=started)
         fail(f"error: {exc}", exc.exit_code)
 
+    _use_local_server()
+    from ppdp.flows.interrupts import run_guarded
     from ppdp.flows.release import release_flow
     from ppdp.flows.runners import call_flow
 
-    with console_err.status("running release flow (progress in the log lines)"):
+    with _busy("running release flow (progress in the log lines)", quiet or as_json), _stdout_kept_for_json(as_json):
         try:
-            result = call_flow(release_flow, spec, set_)  # on the runner the spec names (--runner applied above)
+            # on the spec's runner (--runner applied), in a thread of its own: SIGINT and a Prefect cancellation stop
+            # it safely (exit 130), a Prefect API gone after the publish does not fail it (ppdp.flows.interrupts)
+            result = run_guarded(call_flow, release_flow, spec, set_, force=force)
         except PpdpError as exc:
             fail(f"{exc.prefix}: {exc}", exc.exit_code)
         except Exception as exc:  # noqa: BLE001 - the message may quote data: print the type only
             internal_error(exc, debug)
+    if as_json:
+        _print_json(_summary_json(result, entered if timings else None))
+        return
+    if result.status == "unchanged":  # nothing published: the latest release stands
+        console.print(f"unchanged since {result.release_id}", markup=False)
+        console.print(f"  folder        {result.folder}", markup=False)
+        return
     console.print(f"published release {result.release_id}")
     console.print(f"  folder        {result.folder}")
     _print_verdict(result.floor, result.attacker_view)
@@ -165,9 +306,13 @@ def run(
     if withholds(result.unit):  # measured on real held-out rows: kept in the private record
         console.print("  utility       the gates hold (the figures, measured on real rows, are withheld: see the "
                       "publisher's private record)", markup=False)
+    elif result.accuracy is None:  # no classifier (no class column): nothing held out, label-free figures
+        from ppdp.tasks.utility import marginals_line
+
+        console.print(f"  utility       {marginals_line(result.marginals)}", markup=False)
     else:
         console.print(f"  utility       accuracy {result.accuracy:.4f} (original rows "
-                      f"{result.accuracy_original:.4f})")
+                      f"{result.accuracy_original or 0.0:.4f})")
         for label, acc in result.per_class.items():
             console.print(f"    class {label:<12} {acc:.4f}", markup=False)
         for name, value in result.delta_r.items():
@@ -184,6 +329,61 @@ def run(
                           markup=False)
     if result.report:
         console.print(f"  report        {result.report}", markup=False)
+
+
+def _summary_json(result, entered: float | None) -> dict:
+    """``run --json``: the text summary's content as a JSON object (the same figures, and the same ones withheld
+    for a differential_privacy release: the utility figures measured on real rows are not in it)."""
+    import time
+
+    from ppdp.tasks.privacy.attacker import describe_floor_claim, protection_sentence, view_lines
+    from ppdp.tasks.privacy.series import series_line
+    from ppdp.tasks.private_record import withholds
+
+    floor, view = result.floor, result.attacker_view
+    if floor is None:
+        floor_state = None
+    elif floor.accepted is not None:
+        floor_state = "below the safety floor, published on purpose"
+    else:
+        floor_state = "holds"
+    doc: dict = {
+        "status": result.status, "reason": result.reason, "release_id": result.release_id, "folder": result.folder,
+        "verdict": {
+            "policy": "holds" if result.status == "published" else None, "floor": floor_state,
+            "accepted": None if floor is None or floor.accepted is None else {
+                "reason": floor.accepted.reason, "approved_by": floor.accepted.approved_by},
+            "floor_claims": [{"claim": describe_floor_claim(c), "holds": bool(c.passed)}
+                             for c in (floor.claims if floor is not None else ())],
+            "protects": protection_sentence(view) if view is not None else None,
+            "attacker": list(view_lines(view)) if view is not None else [],
+        },
+        "unit": result.unit, "k": result.k,
+        "tuned": None if not result.tuned else {
+            "strategy": result.tuning_strategy, "value": result.tuned, "rule": result.tuning_rule},
+        "claims": [{"name": c.name, "value": c.value, "comparison": c.comparison, "threshold": c.threshold,
+                    "holds": bool(c.passed)} for c in result.claims],
+        "series": series_line(result.series) if result.series is not None else None,
+    }
+    if withholds(result.unit):  # measured on real held-out rows: kept in the private record (as the text says)
+        doc["utility"] = {"withheld": True, "gates": "hold", "note": "the figures, measured on real rows, are "
+                          "withheld: see the publisher's private record"}
+    else:
+        doc["utility"] = {"withheld": False, "accuracy": result.accuracy,
+                          "accuracy_original": result.accuracy_original, "per_class": dict(result.per_class),
+                          "delta_r": dict(result.delta_r)}
+        marginals = getattr(result, "marginals", None)  # the label-free figures (a table without a class column)
+        if marginals is not None:
+            doc["utility"]["marginals"] = marginals.model_dump(mode="json")
+    if entered is not None:  # --timings
+        from ppdp.flows.steps import step_breakdown, steps_seconds
+
+        doc["timings"] = {"command_seconds": round(time.perf_counter() - entered, 3),
+                          "steps_seconds": round(steps_seconds(entered), 3),
+                          "steps": [{"step": n, "runs": r, "seconds": round(sec, 3)}
+                                    for n, r, sec in step_breakdown(entered)]}
+    doc["report"] = result.report
+    return doc
 
 
 def _print_verdict(floor, view) -> None:
@@ -238,6 +438,7 @@ def federate(
                              dataset=_dataset_of(spec, set_), error=exc, started_at=started)
         fail(f"error: {exc}", exc.exit_code)
 
+    _use_local_server()
     from ppdp.flows.federate import run_federation
 
     with console_err.status("running federation flow (progress in the log lines)"):
@@ -252,6 +453,7 @@ def federate(
     console.print(f"  parties       {', '.join(result.parties)}", markup=False)
     console.print(f"  cells         {result.cells} ({result.suppressed_cells} suppressed below "
                   f"min_count.k = {resolved.min_count.k}, {result.complementary_cells} complementary)", markup=False)
+    console.print(f"  report        {Path(result.folder) / 'report.html'}", markup=False)
 
 
 @app.command()
@@ -295,6 +497,7 @@ def tune(
     if resolved.tuning.strategy == "fixed":
         fail("error: tuning.strategy is fixed in the spec: give --strategy", 2)
 
+    _use_local_server()
     from ppdp.flows.release import tune_flow
     from ppdp.flows.runners import call_flow
 
@@ -421,6 +624,7 @@ def compare(
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
 
+    _use_local_server()
     from ppdp.flows.compare import run_compare
 
     with console_err.status("comparing methods (progress in the log lines)"):
@@ -461,12 +665,17 @@ def _print_comparison(result) -> None:
 
     console.print(f"compared {len(result.rows)} methods on {result.dataset} ({result.input_rows:,} rows, seed "
                   f"{result.seed}, classifier {result.classifier}, {result.seconds:.1f} s)", markup=False)
-    console.print(f"  {'method':<18} {'status':<15} {'tuned':<22} {'policy':<6} {'floor':<6} {'util':<6} "
+    # the text columns as wide as their widest cell: a tuned value is never cut off (a lattice node is long)
+    wm = max([len("method"), *(len(r.method) for r in result.rows)])
+    ws = max([len("status"), *(len(r.status) for r in result.rows)])
+    wt = max([len("tuned"), *(len(r.tuned or "") for r in result.rows)])
+    console.print(f"  {'method':<{wm}} {'status':<{ws}} {'tuned':<{wt}} {'policy':<6} {'floor':<6} {'util':<6} "
                   f"{'alone':>6} {'avg risk':>8} {'copies':>6} {'linkage':>7} {'gain':>6} {'acc ratio':>9} "
                   f"{'seconds':>7}", markup=False)
     for r in result.rows:
-        tuned = (r.tuned or "")[:22]
-        console.print(f"  {r.method:<18} {r.status.replace('_', ' '):<15} {tuned:<22} {verdict(r.policy_holds):<6} "
+        tuned = r.tuned or ""
+        console.print(f"  {r.method:<{wm}} {r.status.replace('_', ' '):<{ws}} {tuned:<{wt}} "
+                      f"{verdict(r.policy_holds):<6} "
                       f"{verdict(r.floor_holds):<6} {verdict(r.utility_holds):<6} {num(r.records_alone):>6} "
                       f"{num(r.average_risk):>8} {num(r.exact_copies):>6} {num(r.linkage_risk):>7} "
                       f"{num(r.disclosure_gain):>6} {num(r.accuracy_ratio):>9} {r.seconds:>7.1f}", markup=False)
@@ -640,13 +849,14 @@ def report(
       1  internal error (--debug prints its traceback)
     """
     from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.federated.release import is_model_folder, model_report
     from ppdp.tasks.report import REPORT_NAME, render_report, write_atomic
 
     current = release_dir / REPORT_NAME
     if out is not None and release_dir.resolve() in (out.resolve(), *out.resolve().parents):
         fail(f"error: --out {out} is inside the signed release folder {release_dir}: write it elsewhere", 2)
-    try:
-        text = render_report(release_dir)
+    try:  # a federated model's page (ppdp federate) re-checks its claims; a release's page is built from its folder
+        text = model_report(release_dir)[1] if is_model_folder(release_dir) else render_report(release_dir)
         if out is not None:
             write_atomic(out, text)
     except PpdpError as exc:
@@ -699,14 +909,10 @@ def _validate_release(folder: Path, original: Path | None, as_json: bool, cluste
     import json
 
     from ppdp.tasks.core.errors import PpdpError
+    from ppdp.tasks.federated.release import is_model_folder
     from ppdp.tasks.reproduce import recheck_release
 
-    try:  # a federated model (ppdp federate) has its own manifest and claims
-        federated = json.loads((folder / "manifest.json").read_text(encoding="utf-8")).get("kind") == \
-            "federated_naive_bayes"
-    except (OSError, ValueError, AttributeError):
-        federated = False  # recheck_release names the missing or unreadable manifest
-    if federated:
+    if is_model_folder(folder):  # a federated model (ppdp federate) has its own manifest and claims
         _validate_federated(folder, as_json)
 
     try:
@@ -883,10 +1089,17 @@ def series_rekey(
 
 
 @audit_app.command("list")
-def audit_list(root: Path = RootOption) -> None:
-    """List every run recorded under the publish root, oldest first.
+def audit_list(
+    root: Path = RootOption,
+    every: bool = typer.Option(False, "--all", help="Show every stored entry: a publish writes two (pending, then "
+                                                     "published or rolled back)."),
+) -> None:
+    """List the runs recorded under the publish root, one row per run, oldest first.
 
-    The entries are shown as stored: ppdp audit verify checks their signatures."""
+    A publish is recorded twice (a pending entry before its folder is renamed into place, then the entry that
+    completes it): the row shows how it ended, with both sequence numbers. A pending entry that nothing completes is
+    an interrupted publish (ppdp audit recover). --all shows the entries as stored; ppdp audit verify checks their
+    signatures."""
     from ppdp.tasks import audit
     from ppdp.tasks.core.errors import PpdpError
 
@@ -894,10 +1107,19 @@ def audit_list(root: Path = RootOption) -> None:
         entries = audit.list_entries(root)
     except PpdpError as exc:
         fail(f"error: {exc}", exc.exit_code)
+    completed = {e.completes: e for e in entries if e.completes is not None}
     rows = [("seq", "release", "dataset", "status", "finished (UTC)", "reason")]
     for e in entries:
+        seq = str(e.seq)
+        if not every:
+            if e.completes is not None and e.completes in {p.seq for p in entries}:
+                continue  # shown on its pending entry's row
+            if e.seq in completed:  # a pending entry and the entry that completes it: one run
+                seq, e = f"{e.seq}-{completed[e.seq].seq}", completed[e.seq]
+            elif e.status == "pending":
+                e = e.model_copy(update={"reason": f"interrupted publish ({e.reason}): run ppdp audit recover"})
         reason = e.reason if len(e.reason) < 100 else e.reason[:97] + "..."
-        rows.append((str(e.seq), e.release_id, e.dataset, e.status, f"{e.finished_at:%Y-%m-%d %H:%M:%S}", reason))
+        rows.append((seq, e.release_id, e.dataset, e.status, f"{e.finished_at:%Y-%m-%d %H:%M:%S}", reason))
     widths = [max(len(row[i]) for row in rows) for i in range(5)]  # every column as wide as its widest cell
     for row in rows:
         cells = [row[0].rjust(widths[0]), *(cell.ljust(w) for cell, w in zip(row[1:5], widths[1:], strict=True))]
@@ -964,14 +1186,17 @@ def _manifest_summary(folder: Path) -> tuple[list[tuple[str, str]], dict]:
         summary = _federated_summary(folder)  # None: not a federated model's manifest
         if summary is None:
             m = load_manifest(folder)
+            from ppdp.tasks.utility import marginals_line as _marginals_line
+
             claims = "; ".join(f"{c.name} {c.value if c.value is None else format(c.value, '.4g')} "
                                f"{c.comparison} {c.threshold:g}" for c in m.privacy.claims)
             summary = [("folder", str(folder)), ("method", m.method.name),
                        *((f"  {key}", _readable(value)) for key, value in (m.method.params or {}).items()),
                        ("privacy", f"unit {m.unit}, k={m.privacy.k}; claims: {claims}"),
-                       ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original:.4f}"
-                        if m.utility is not None else "withheld (measured on the input: in the publisher's private "
-                                                      "record)")]
+                       ("utility", f"accuracy={m.utility.accuracy:.4f} original={m.utility.accuracy_original or 0:.4f}"
+                        if m.utility is not None and m.utility.accuracy is not None else
+                        _marginals_line(m.utility.marginals) if m.utility is not None
+                        else "withheld (measured on the input: in the publisher's private record)")]
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except Exception as exc:  # noqa: BLE001 - a damaged manifest is one line, never a traceback
         fail(f"error: {folder / 'manifest.json'} cannot be read ({type(exc).__name__}); run ppdp audit verify", 1)
@@ -1095,6 +1320,86 @@ def audit_head(root: Path = RootOption) -> None:
     console.print(json.dumps(head, sort_keys=True), markup=False)
 
 
+# -- the local Prefect server ---------------------------------------------------------------------------------
+@server_app.command("start")
+def server_start() -> None:
+    """Start a local Prefect server in the background for later runs (nothing happens if it runs already).
+
+    It listens on 127.0.0.1 (a free port), keeps its database under ppdp's config folder (prefect-server/) and
+    has ppdp's data-safety settings; its URL and pid are in prefect-server/server.json. ppdp run, tune, compare and
+    federate use it while it answers; if it is gone they start a temporary server as before. It keeps running after this
+    command (in its own session: a terminal's Ctrl-C does not reach it) until ppdp server stop.
+
+    \b
+    Exit codes:
+      0  running
+      1  it did not start (its log is named)
+    """
+    from ppdp.flows import local_server
+
+    settings.apply()
+    try:
+        state, started = local_server.start()
+    except local_server.ServerError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    verb = "started" if started else "already running:"
+    console.print(f"Prefect server {verb} {state.url} (pid {state.pid}; ppdp server stop stops it)", markup=False)
+    chosen = local_server.user_api_url()
+    if chosen is not None:
+        console.print(f"note: PREFECT_API_URL {chosen} is set: runs use it, not this server", markup=False)
+
+
+@server_app.command("stop")
+def server_stop() -> None:
+    """Stop the local Prefect server started by ppdp server start and remove its state file.
+
+    \b
+    Exit codes:
+      0  stopped, or none was running
+      1  it did not stop
+    """
+    from ppdp.flows import local_server
+
+    try:
+        state, was = local_server.stop()
+    except local_server.ServerError as exc:
+        fail(f"error: {exc}", exc.exit_code)
+    if state is None:
+        console.print("no local Prefect server was running", markup=False)
+    elif not was:
+        console.print(f"no local Prefect server was running (removed the stale state file of pid {state.pid})",
+                      markup=False)
+    else:
+        console.print(f"stopped the Prefect server {state.url} (pid {state.pid})", markup=False)
+
+
+@server_app.command("status")
+def server_status() -> None:
+    """Say whether the local Prefect server runs, and which API URL ppdp run would use.
+
+    \b
+    Exit codes:
+      0  running
+      1  not running
+    """
+    from ppdp.flows import local_server
+
+    state = local_server.read_state()
+    running = local_server.running()
+    chosen = local_server.user_api_url()
+    if running is not None:
+        console.print(f"running: {running.url} (pid {running.pid}, since {running.started_at}; home "
+                      f"{running.home})", markup=False)
+    elif state is not None:
+        console.print(f"not running (stale state file {local_server.state_path()}: pid {state.pid} is gone or does "
+                      "not answer); runs start a temporary server", markup=False)
+    else:
+        console.print("not running; runs start a temporary server (ppdp server start starts one)", markup=False)
+    if chosen is not None:
+        console.print(f"PREFECT_API_URL {chosen} is set: runs use it, not the local server", markup=False)
+    raise typer.Exit(0 if running is not None else 1)
+
+
 def _reflow_help(*apps: typer.Typer) -> None:
     """Give each command its docstring with every paragraph on one line: typer's rich help keeps a docstring's
     line breaks (in the list of commands and in a command's later paragraphs), so a sentence broke where its
@@ -1111,7 +1416,7 @@ def _reflow_help(*apps: typer.Typer) -> None:
                 info.help = "\n\n".join(paragraph(p) for p in inspect.cleandoc(doc).split("\n\n"))
 
 
-_reflow_help(app, audit_app)
+_reflow_help(app, audit_app, server_app)
 
 
 def main() -> None:
@@ -1140,10 +1445,14 @@ def _exit(code: int) -> None:
     """Leave without tearing the interpreter down module by module: after a release, Python's own finalization
     of the imported libraries (Prefect, Great Expectations, pandas, scikit-learn) took 1.3 s of a 9 s run. Every
     non-daemon thread is joined and every ``atexit`` hook runs first (Prefect's log and event workers drain
-    there, and a temporary Prefect server is stopped), then the standard streams are flushed."""
+    there, and a temporary Prefect server is stopped), then the standard streams are flushed. A run whose Prefect
+    API went away after its release was published leaves at once (:func:`ppdp.flows.interrupts.leave`): those
+    handlers would wait minutes on the dead API."""
     import atexit
     import threading
 
+    if "ppdp.flows.interrupts" in sys.modules and sys.modules["ppdp.flows.interrupts"].api_gone():
+        sys.modules["ppdp.flows.interrupts"].leave(code)
     for thread in threading.enumerate():
         if thread is not threading.main_thread() and not thread.daemon:
             thread.join()

@@ -19,6 +19,7 @@ from typing import Any
 
 import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
+from ppdp.flows.rerun import stop_if_unchanged
 from ppdp.flows.steps import STEPS, log_privacy, log_promoted, step
 from ppdp.schemas.manifest import ReleaseResult
 from ppdp.schemas.reports import LatticeSearch
@@ -87,9 +88,10 @@ def _dask_address() -> str | None:
 
 
 def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime, run_id: str | None,
-                        spec_sha256: str, known: dict[str, Any], logger) -> ReleaseResult:
+                        spec_sha256: str, known: dict[str, Any], logger, force: bool = False) -> ReleaseResult:
     """The release of a partitioned input (see the module docstring); raises a :class:`PpdpError` when refused,
-    having removed anything staged."""
+    having removed anything staged. Unless ``force``, a run whose input (the hash over its files, known once every
+    partition is ingested), spec and code are those of the dataset's latest release stops there, unchanged."""
     method = methods.partitioned_method(spec.method.name)
     if spec.tuning.strategy not in ("fixed", "lattice"):
         raise SpecError(f"spec tuning.strategy: {spec.tuning.strategy} evaluates values on rows, which a partitioned "
@@ -107,6 +109,8 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
                              distributed_series.constant_columns([p.constants for p in parts]), ledger_key)
     report = ingest_report(spec, src, parts)
     known.update(report.digests())
+    if not force:  # before any count is merged, tuned or recoded
+        stop_if_unchanged(spec, spec_sha256, report, logger)
     counts = merge_counts(parts)
     logger.info("[2/%d] ingest: %d rows in %d partitions, %d expectations passed in each", STEPS, report.rows, n,
                 report.expectation_count)
@@ -137,7 +141,7 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
                 return search(method, state)
 
             trace = tune.tune(spec.tuning, sanitizer=base, domains=method.domains(state), policy=spec.privacy,
-                              sizes={}, evaluate_many=None, search=searched)
+                              sizes={}, evaluate_many=None, search=searched, inherited=spec.inherited)
             sanitizer = tune.tuned(base, trace)
             logger.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
             fitted = fit(method, state, sanitizer)

@@ -25,11 +25,13 @@ from prefect import State, flow, get_run_logger
 from prefect.runtime import flow_run
 from prefect.states import Failed
 
+from ppdp.flows.rerun import Unchanged, stop_if_unchanged
 from ppdp.flows.runners import SpecTaskRunner
 from ppdp.schemas.manifest import ReleaseResult
 from ppdp.schemas.reports import TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks import audit, gates, ingest, publish, rare, secrets, series, shapes, tag, tune, utility
+from ppdp.tasks import audit, gates, ingest, interrupt, publish, rare, secrets, series, shapes, tag, tune
+from ppdp.tasks import utility
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.threads import one_native_thread_from_now_on
 from ppdp.tasks.core.errors import PpdpError
@@ -50,8 +52,10 @@ tag_columns = step(tag.tag_columns, "tag", lambda p: f"{len(p['frame'].columns)}
 protect_identifiers = step(tag.protect_identifiers, "protect-identifiers",
                            lambda p: f"{len(p['roles'].identifiers)} identifiers, {p['policy'].action}")
 merge_rare = step(rare.merge_rare_categories, "merge-rare-categories", lambda p: f"k={_value(p['k'])}")
-hold_out = step(utility.split_holdout_keyed, "hold-out", lambda p: f"{p['fraction']:.0%} held out")
+hold_out = step(utility.split_holdout_keyed, "hold-out",
+                lambda p: f"{p['fraction']:.0%} held out" if p["class_column"] else "none held out (no classifier)")
 settle_rows = step(shapes.settle, "settle-rows", lambda p: f"k={_value(p['k'])}")  # no count: Prefect keeps names
+check_feasible = step(gates.check_feasible, "check-feasible")
 evaluate = step(tune.evaluate_value, "evaluate", lambda p: f"{p['parameter']}={_value(p['value'])}")
 search_lattice = step(tune.search_lattice, "search-lattice",
                       lambda p: f"{len(p['roles'].quasi_identifiers)} quasi-identifiers")
@@ -73,11 +77,14 @@ plot_tuning = step(tuning_plot_png, "plot-tuning", lambda p: f"{len(p['trace'].e
 plot_extras = step(shapes.extra_files, "plot-extras")
 
 
-def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
+def prepare(spec: ReleaseSpec, logger, check_root: bool = True, after_ingest=None):
     """Preflight, ingest, tag, protect identifiers, merge rare values, hold out, settle the rows the method's
-    shape publishes (each a task): (ingest report, roles, the prepared rows, what the fingerprints cover)."""
+    shape publishes (each a task): (ingest report, roles, the prepared rows, what the fingerprints cover).
+    ``after_ingest(ingest report)``, when given, runs right after the input is read (the rerun check)."""
     preflight(spec, check_root)
     frame, ingest_report = read_input(spec)
+    if after_ingest is not None:
+        after_ingest(ingest_report)
     if withholds(spec.method.unit):  # Prefect's database keeps the logs: no count of the input
         logger.info("[2/%d] ingest: %d columns, %d expectations passed", STEPS, len(ingest_report.columns),
                     ingest_report.expectation_count)
@@ -90,12 +97,16 @@ def prepare(spec: ReleaseSpec, logger, check_root: bool = True):
                 "declared" if roles.class_column else "none")
     protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
     method = method_class(spec.method.name)
+    unmerged = protected  # the label-free utility's baseline: the input before the rare-value rule
     protected, rare_report = merge_rare(protected, roles, spec.rare_k, shapes.rare_rule_skip(method, roles))
     identity = fingerprint(frame, roles, spec.publish.root)
-    train, test, joined_prints = hold_out(protected, roles.class_column, spec.utility.test_fraction, spec.seed,
-                                          identity.prints, spec.series.keep_groups)
+    # held out only when a classifier is trained (a class column declared, utility.classifier not none)
+    train, test, joined_prints = hold_out(protected, roles.class_column if spec.classifies else None,
+                                          spec.utility.test_fraction, spec.seed, identity.prints,
+                                          spec.series.keep_groups)
     prepared = settle_rows(method, protected, train, test, roles, spec.rare_k, rare_report, identity.prints,
-                           joined_prints)
+                           joined_prints, unmerged)
+    check_feasible(spec.privacy, method.unit, prepared.source, roles)  # a gate no release can meet: before tuning
     return ingest_report, roles, prepared, identity
 
 
@@ -145,7 +156,12 @@ def tune_method(spec: ReleaseSpec, roles, prepared: shapes.PreparedRows, logger=
     trace: TuningTrace = tune.tune(spec.tuning, sanitizer=base, domains=base.domains(train, roles), policy=spec.privacy,
                                 sizes=tune.class_sizes(train, roles), evaluate_many=evaluate_many,
                                 suggest=lambda t: base.suggest(train, roles, t),
-                                search=lambda name: search_lattice(base, name, prepared.source, roles), plan=plan)
+                                search=lambda name: search_lattice(base, name, prepared.source, roles), plan=plan,
+                                inherited=spec.inherited)
+    if not spec.classifies and trace.evaluations:  # the evaluations' "accuracy" is the label-free similarity
+        from ppdp.tasks.marginals import SIMILARITY_MEASURE
+
+        trace = trace.model_copy(update={"utility_measure": SIMILARITY_MEASURE})
     return tune.tuned(base, trace), trace
 
 
@@ -188,9 +204,11 @@ def refusal_artifact(dataset: str | None, release_id: str, exc: Exception) -> No
 # -- the flows ---------------------------------------------------------------------------------------------
 @flow(name="ppdp-release", persist_result=False, log_prints=False,
       task_runner=SpecTaskRunner())  # type: ignore[arg-type]  # prefect#16938: refuses every concrete runner
-def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseResult | State:  # State: Failed
+def release_flow(spec_path: str, overrides: list[str] | None = None,
+                 force: bool = False) -> ReleaseResult | State:  # State: Failed
     """Run one release from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused (nothing
-    published)."""
+    published). A run whose input, spec and code are those of the dataset's latest release publishes nothing and
+    returns status ``unchanged`` (:mod:`ppdp.tasks.rerun`) unless ``force``."""
     logger = get_run_logger()
     one_native_thread_from_now_on()  # parallel evaluations: one native thread each (see ppdp.tasks.core.threads)
     overrides = list(overrides or [])
@@ -206,13 +224,21 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         spec = load_spec(spec_path, overrides)
         known["spec_sha256"] = spec_hash = spec_io.spec_sha256(spec)
         known["withhold"] = withholds(spec.method.unit)
+        # an interruption (SIGINT, a Prefect cancellation) of this run is audited under its root (ppdp.tasks.interrupt)
+        interrupt.begin_run(root=spec.publish.root, release_id=release_id, dataset=spec.dataset, started=started,
+                            flow_run_id=run_id, known=known)
         logger.info("[1/%d] spec %s: dataset %s, method %s", STEPS, spec_path, spec.dataset, spec.method.name)
         if spec.source.partitioned:  # a folder of Parquet files: released partition by partition
             from ppdp.flows.partitioned import release_partitioned
 
-            return release_partitioned(spec, release_id=release_id, started=started, run_id=run_id,
-                                       spec_sha256=spec_hash, known=known, logger=logger)
-        ingest_report, roles, prepared, identity = prepare(spec, logger)
+            result = release_partitioned(spec, release_id=release_id, started=started, run_id=run_id,
+                                         spec_sha256=spec_hash, known=known, logger=logger, force=force)
+            if result.status == "published":  # whatever Prefect does next, the command can report it
+                interrupt.note_result(result)
+            return result
+        ingest_report, roles, prepared, identity = prepare(
+            spec, logger, after_ingest=None if force else lambda report: stop_if_unchanged(spec, spec_hash, report,
+                                                                                           logger))
         known.update(ingest_report.digests())
         method_cls = method_class(spec.method.name)
         # what needs no sanitizing is decided first: the ledger is readable and complete, and the DP budget holds
@@ -256,6 +282,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         util = name_classes(enforce_utility(checked.result()), release, roles.class_column, spec.label_k)
         if withholds(release.unit):  # measured on real held-out rows: in the private record only
             logger.info("[7/%d] utility: the gates hold (the figures, measured on real rows, are withheld)", STEPS)
+        elif util.accuracy is None:  # no classifier: the label-free measures only
+            logger.info("[7/%d] utility: %s", STEPS, utility.marginals_line(util.marginals))
         else:
             logger.info("[7/%d] utility: accuracy %.4f (original %.4f)", STEPS, util.accuracy,
                         util.accuracy_original)
@@ -272,11 +300,7 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
         folder, manifest, _ = write_release(shapes.tables(method_cls, release), manifest,
                                             {n: b for n, b in extras.items() if b}, started, record)
         logger.info("[8/%d] published %s", STEPS, folder)
-        try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
-            publish_artifacts(manifest)
-        except Exception as exc:  # noqa: BLE001
-            logger.warning("release artifacts not created (%s)", type(exc).__name__)
-        return ReleaseResult(
+        result = ReleaseResult(
             release_id=release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
             report=str(folder / "report.html"),  # publish writes it (or refuses)
             k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
@@ -286,7 +310,20 @@ def release_flow(spec_path: str, overrides: list[str] | None = None) -> ReleaseR
             tuned=trace.tuned_text(),
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},
+            marginals=None if withholds(release.unit) else util.marginals,
         )
+        artifacts = (f"the artifacts {artifact_key(manifest.dataset, 'release')} and "
+                     f"{artifact_key(manifest.dataset, 'claims')}")
+        interrupt.note_not_recorded(artifacts)  # until Prefect has them
+        interrupt.note_result(result)  # published: whatever Prefect does next, the command can report it
+        try:  # the release is published and audited by now: a failed artifact is a warning, not a refusal
+            publish_artifacts(manifest)
+            interrupt.note_recorded(artifacts)
+        except Exception as exc:  # noqa: BLE001
+            logger.warning("release artifacts not created (%s)", type(exc).__name__)
+        return result
+    except Unchanged as same:  # nothing to publish: no refusal, no audit entry
+        return same.result
     except PpdpError as exc:
         root = spec.publish.root if spec is not None else spec_io.guess_publish_root(spec_path, overrides)
         audit.record_refusal(root, release_id=release_id, dataset=spec.dataset if spec else None, error=exc,

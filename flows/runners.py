@@ -98,9 +98,10 @@ def task_runner_for(runner: RunnerSpec, override: str | None = None) -> TaskRunn
 
 
 def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tuple[str, ...] = (),
-              runner: str | None = None):
+              runner: str | None = None, **params):
     """Call ``flow`` (:func:`~ppdp.flows.release.release_flow` or ``tune_flow``) on the runner its spec names,
-    ``runner`` (a ``--runner`` value) applied; chosen before the flow starts. A spec that does not load runs the
+    ``runner`` (a ``--runner`` value) applied; chosen before the flow starts; ``params``: the flow's other
+    parameters (``force=True``). A spec that does not load runs the
     flow on the default runner: the flow refuses it (and a release audits the refusal), raising the error."""
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
@@ -114,7 +115,7 @@ def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tu
         chosen = RunnerSpec()
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):  # about 1 s per run otherwise
         return flow.with_options(task_runner=task_runner_for(chosen))(
-            spec_path=str(Path(spec_path).resolve()), overrides=overrides)
+            spec_path=str(Path(spec_path).resolve()), overrides=overrides, **params)
 
 
 def flow_run_runner() -> RunnerSpec:

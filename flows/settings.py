@@ -20,7 +20,7 @@ import os
 import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from ppdp.tasks.core.threads import set_thread_environment
 
@@ -187,7 +187,7 @@ class _Forker:
         raise value
 
 
-def exit_now(code: int) -> None:
+def exit_now(code: int) -> NoReturn:
     """Flush the standard streams and leave with ``os._exit(code)``: no interpreter teardown (which costs
     seconds once Prefect, pandas and scikit-learn are imported). Callers run what must run first (exit
     handlers, thread joins)."""

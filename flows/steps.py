@@ -17,6 +17,7 @@ import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from ppdp.tasks import interrupt
 from ppdp.tasks.core.threads import one_native_thread_from_now_on
 
 STEPS = 8
@@ -66,15 +67,108 @@ def _guarded(fn, name: str):
     @functools.wraps(fn)
     def run(*args, **kwargs):
         started = time.perf_counter()
+        beat = HEARTBEAT.begin(name, started)
         try:
             one_native_thread_from_now_on()  # in the step's own thread: OpenMP's limit is per thread
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - handed to the flow, which audits and reports it
             return _Refusal(exc)
         finally:
+            HEARTBEAT.end(beat)
             STEP_TIMES.append((name, started, time.perf_counter()))
 
     return run
+
+
+PROGRESS_ENV = "PPDP_PROGRESS_SECONDS"
+PROGRESS_SECONDS = 10.0
+
+
+class _Heartbeat:
+    """Progress of long steps: while a step function runs, a line ``STEP: still running after N s`` every
+    :data:`PROGRESS_SECONDS` (``$PPDP_PROGRESS_SECONDS``; 0 turns it off) on the step's Prefect task-run logger
+    (the console, unless ``ppdp run --quiet``; and the Prefect server's database), from one daemon thread per
+    process. The line names the step and the elapsed seconds only: never a parameter or a data value (a DP
+    synthesizer's fit, 75-88 s on the census demo, is the ``sanitize`` step)."""
+
+    def __reduce__(self):
+        # a step's function is pickled by value for Dask workers, and with it this global: each process uses its own
+        return (_heartbeat, ())
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self._steps: dict[int, list] = {}  # token -> [name, started, logger, next report]
+        self._next = 0
+        self._thread: threading.Thread | None = None
+
+    @staticmethod
+    def interval() -> float:
+        import os
+
+        try:
+            return max(0.0, float(os.environ.get(PROGRESS_ENV, PROGRESS_SECONDS)))
+        except ValueError:
+            return PROGRESS_SECONDS
+
+    def begin(self, name: str, started: float) -> int | None:
+        every = self.interval()
+        if every <= 0:
+            return None
+        logger = _step_logger()
+        with self._lock:
+            self._next += 1
+            self._steps[self._next] = [name, started, logger, started + every, every]
+            if self._thread is None or not self._thread.is_alive():
+                import threading
+
+                self._thread = threading.Thread(target=self._beat, name="ppdp-step-progress", daemon=True)
+                self._thread.start()
+            return self._next
+
+    def end(self, token: int | None) -> None:
+        if token is not None:
+            with self._lock:
+                self._steps.pop(token, None)
+
+    def _beat(self) -> None:
+        while True:
+            with self._lock:
+                due = []
+                now = time.perf_counter()
+                for entry in self._steps.values():
+                    if now >= entry[3]:
+                        entry[3] += entry[4]
+                        due.append((entry[2], entry[0], now - entry[1]))
+                wait = min((e[3] for e in self._steps.values()), default=now + 1.0) - now
+            for logger, name, elapsed in due:
+                try:
+                    logger.info("%s: still running after %.0f s", name, elapsed)
+                except Exception:  # noqa: BLE001, S110 - progress is never worth failing a run for
+                    pass
+            time.sleep(min(1.0, max(0.05, wait)))
+
+
+def _step_logger():
+    """The running Prefect task's logger (its lines reach the console and the flow run's logs), else a plain
+    ``ppdp.progress`` logger (a step called outside a flow)."""
+    import logging
+
+    try:
+        from prefect.logging import get_run_logger
+
+        return get_run_logger()
+    except Exception:  # noqa: BLE001 - no Prefect run context
+        return logging.getLogger("ppdp.progress")
+
+
+HEARTBEAT = _Heartbeat()
+
+
+def _heartbeat() -> _Heartbeat:
+    """This process's :data:`HEARTBEAT` (what an unpickled one becomes)."""
+    return HEARTBEAT
 
 
 def _unwrap(value):
@@ -105,9 +199,11 @@ class step:  # noqa: N801 - used like a decorator
                          task_run_name=_run_name(name, run_name) if run_name else None)(_guarded(fn, name))
 
     def __call__(self, *args, **kwargs):
+        interrupt.check()  # a step boundary: a stop request (SIGINT, a Prefect cancellation) ends the run here
         return _unwrap(self.task(*args, **kwargs))
 
     def submit(self, *args, **kwargs) -> _Future:
+        interrupt.check()
         return _Future(self.task.submit(*args, **kwargs))
 
 
@@ -151,6 +247,7 @@ def log_promoted(logger, roles, promoted, again: str) -> None:
 
 def log_privacy(logger, privacy) -> None:
     """The log line of a release's privacy once its gates passed."""
-    logger.info("[6/%d] privacy: %d claims hold; safety floor %s", STEPS, len(privacy.claims),
+    n = len(privacy.claims)
+    logger.info("[6/%d] privacy: %d %s; safety floor %s", STEPS, n, "claim holds" if n == 1 else "claims hold",
                 "holds" if privacy.floor is not None and privacy.floor.holds
                 else "fails: published below it on purpose (accepted)")

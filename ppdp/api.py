@@ -237,17 +237,22 @@ def _read(path: Path) -> pd.DataFrame:
     return read_table_file(path)
 
 
-def release(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runner: str | None = None):
+def release(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runner: str | None = None,
+            force: bool = False):
     """Run a release from a spec file, as ``ppdp run`` does (ingest, tag, tune, sanitize, validate, check utility,
     publish, audit) and return its :class:`~ppdp.schemas.manifest.ReleaseResult`; raise
     :class:`~ppdp.tasks.core.errors.PpdpError` when refused (nothing published, the refusal audited).
+
+    When the input, the resolved spec and the installed code are those of the dataset's latest release, nothing is
+    published: the result's ``status`` is ``unchanged`` and its ``release_id`` and ``folder`` are that release's
+    (:mod:`ppdp.tasks.rerun`); ``force=True`` publishes a new release anyway (``ppdp run --force``).
 
     ``overrides`` are ``--set`` items (``"seed=11"``); ``runner`` is a ``--runner`` value (``thread``, ``dask``,
     ``dask=tcp://host:port``), otherwise the spec's ``runner`` section decides."""
     from ppdp.flows.release import release_flow
     from ppdp.flows.runners import call_flow
 
-    return call_flow(release_flow, spec, list(overrides), runner)
+    return call_flow(release_flow, spec, list(overrides), runner, force=force)
 
 
 def federate(spec_path: str | Path, overrides: list[str] | tuple[str, ...] | None = None):

@@ -71,6 +71,9 @@ class CompareRow(Report):
                                                      "held-out original rows")
     accuracy_original: float | None = Field(None, description="the same classifier trained on the original rows")
     accuracy_ratio: float | None = Field(None, description="accuracy / accuracy_original")
+    two_way_distance: float | None = Field(None, description="label-free utility: the mean 2-way marginal distance "
+                                                             "between the release and the input (0: the same); what "
+                                                             "ranks the methods when no classifier is trained")
     accuracy_constant: float | None = Field(None, description="accuracy of always predicting the training rows' most "
                                                               "common class on the same held-out rows")
     signal: bool | None = Field(None, description="the classifier trained on the release recalls rows of at least two "

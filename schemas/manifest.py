@@ -16,6 +16,7 @@ from ppdp.schemas.reports import (
     FeaturePartition,
     FloorReport,
     IngestReport,
+    MarginalDistances,
     MethodRecord,
     PrivacyReport,
     RareCategoryReport,
@@ -26,7 +27,8 @@ from ppdp.schemas.reports import (
 from ppdp.schemas.series import SeriesReport
 from ppdp.schemas.spec import ReleaseSpec
 
-Status = Literal["published", "rejected", "error"]
+Status = Literal["published", "unchanged", "rejected", "error"]
+# ``unchanged``: a run whose input, spec and code are those of the dataset's latest release publishes nothing
 # An audit entry may also be ``pending`` (written before a release folder is renamed into place) and later be
 # resolved by a new entry whose ``completes`` names it, with status ``published`` or ``rolled_back``.
 AuditStatus = Literal["published", "rejected", "error", "pending", "rolled_back"]
@@ -47,6 +49,9 @@ class Versions(BaseModel):
     pyarrow: str = Field(..., description="version of pyarrow (reads the input, writes data.parquet)")
     great_expectations: str = Field(..., description="version of Great Expectations (the input and output "
                                                      "suites)")
+    code: str | None = Field(None, description="SHA-256 of ppdp's installed code (its modules, suites and "
+                                               "schemas), so a rerun of the same version from changed code is told "
+                                               "apart; null in releases made before it was recorded")
 
 
 class ColumnTreatment(BaseModel):
@@ -340,4 +345,6 @@ class ReleaseResult(BaseModel):
     accuracy_original: float | None = None
     per_class: dict[str, float] = Field(default_factory=dict)
     delta_r: dict[str, float] = Field(default_factory=dict, description="paper 004's ΔR per classifier, if gated")
+    marginals: MarginalDistances | None = Field(None, description="the label-free utility measures (null for a "
+                                                "differentially private release: measured on the input)")
     exit_code: int = 0

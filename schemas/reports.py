@@ -201,7 +201,8 @@ class Evaluation(Report):
                                                     "equivalence_class: k), mean of runs")
     accuracy: float = Field(..., description="accuracy (share of held-out rows classified correctly, 0 to 1) of the "
                                              "spec's classifier trained on the release made with this value, mean "
-                                             "of runs")
+                                             "of runs; without a classifier, the label-free utility the trace's "
+                                             "utility_measure names (0 to 1, larger is better)")
     per_class: dict[str, float] = Field(..., description="recall per class (0 to 1), mean of runs, keyed by class "
                                                          "number ('class #0', ... in sorted label order), never by "
                                                          "label")
@@ -270,6 +271,9 @@ class TuningTrace(Report):
     lattice: LatticeSearch | None = Field(None, description="the lattice strategy's search and chosen node")
     rule: str = Field(..., description="why this value was chosen, in one line")
     seconds: float = Field(0.0, description="wall-clock seconds of the tuning step")
+    utility_measure: str | None = Field(None, description="what the evaluations' accuracy field measures when no "
+                                        "classifier is trained (no class column): a label-free utility, larger is "
+                                        "better; null: the classifier's accuracy")
 
     def tuned_text(self) -> str | None:
         """The tuned value in one phrase (``k=45``, or a lattice node ``levels age=2, zip=1``), None when nothing
@@ -711,17 +715,48 @@ class DeltaR(Report):
     value: float = Field(..., description="R_p - (1 - epsilon) R_o; the criterion holds when >= 0")
 
 
+class MarginalDistances(Report):
+    """Utility measures that need no label (:mod:`ppdp.tasks.marginals`): how far the release's 1-way and 2-way
+    marginal distributions and its numeric columns' correlations are from its input's (0: the same)."""
+
+    columns: int = Field(..., description="columns compared (published columns that are input columns, direct "
+                                          "identifiers aside)")
+    pairs: int = Field(..., description="column pairs compared (2-way)")
+    numeric_columns: int = Field(..., description="compared columns read as numbers (binned on bins fixed from the "
+                                                  "input; interval labels read as their midpoint)")
+    bins: int = Field(..., description="most equal-frequency bins of a numeric column, fixed from the input")
+    one_way: float | None = Field(..., description="1-way marginal distance: total variation distance (0 to 1) of "
+                                                   "each column's distribution, mean over the columns")
+    one_way_worst: float | None = Field(None, description="the largest 1-way distance of one column")
+    two_way: float | None = Field(..., description="2-way marginal distance: total variation distance (0 to 1) of "
+                                                   "each column pair's joint distribution, mean over the pairs; null "
+                                                   "with fewer than two columns")
+    correlation_difference: float | None = Field(
+        ..., description="mean absolute difference of the pairwise Pearson correlations of the numeric columns "
+                         "(0 to 2); null with fewer than two numeric columns")
+
+
 class UtilityReport(Report):
     """The utility step: the spec's classifier trained on the release and on the original training rows, both
-    tested on held-out rows; information loss; the utility gates."""
+    tested on held-out rows; information loss; the label-free marginal distances; the utility gates. Without a
+    classifier (no class column, or ``utility.classifier: none``) nothing is held out and only the label-free
+    measures are reported (the classifier's fields are null)."""
 
-    classifier: str = Field(..., description="the classifier (the spec's utility.classifier)")
-    train_rows: int = Field(..., description="published rows the classifier was trained on")
-    test_rows: int = Field(..., description="held-out rows it was tested on")
-    accuracy: float = Field(..., description="trained on the release, tested on held-out original rows")
-    accuracy_original: float = Field(..., description="the same classifier trained on the original training rows")
-    ratio: float | None = Field(..., description="accuracy / accuracy_original; null when accuracy_original is 0")
+    classifier: str | None = Field(..., description="the classifier (the spec's utility.classifier); null when no "
+                                                    "classifier was trained (no class column, or classifier none)")
+    train_rows: int = Field(..., description="published rows the classifier was trained on (without a classifier: "
+                                             "the published rows measured)")
+    test_rows: int = Field(..., description="held-out rows it was tested on (0 without a classifier)")
+    accuracy: float | None = Field(..., description="trained on the release, tested on held-out original rows; null "
+                                                    "without a classifier")
+    accuracy_original: float | None = Field(..., description="the same classifier trained on the original training "
+                                                             "rows; null without a classifier")
+    ratio: float | None = Field(..., description="accuracy / accuracy_original; null when accuracy_original is 0 or "
+                                                 "there is no classifier")
     per_class: list[ClassAccuracy] = Field(..., description="accuracy (recall) on each class of the held-out rows")
+    marginals: MarginalDistances | None = Field(
+        None, description="label-free utility: 1-way and 2-way marginal distance and correlation difference between "
+                          "the published table and the input table (null for a partitioned release)")
     mean_shift: float = Field(
         ..., description="information loss: mean over encoded attributes of |mean(release) - mean(original)| / sd"
     )

@@ -21,6 +21,9 @@ class SourceSpec(StrictModel):
     na_values: list[str] = Field(default_factory=list, description="CSV cells read as missing")
     sep: str = Field(",", min_length=1, max_length=1, description="CSV field separator (one character)")
     encoding: str = Field("utf8", description="text encoding of a CSV file (a Python codec name, e.g. utf8, latin-1)")
+    obtain: str | None = Field(None, min_length=1, max_length=1000,
+                               description="where to get the input when it is not shipped (free text: its public "
+                                           "source); printed after a \"file not found\" refusal")
 
     @model_validator(mode="after")
     def _infer_format(self) -> SourceSpec:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from ppdp.schemas.base import ColumnKind, Role, StrictModel
 from ppdp.schemas.params import MethodSpec
@@ -151,10 +151,13 @@ class DeltaRSpec(StrictModel):
 class UtilitySpec(StrictModel):
     """The utility step: the classifier, the held-out share and the utility gates."""
 
-    classifier: Classifier = Field("knn1", description="the classifier trained on the release (and by tuning) to "
-                                                       "measure utility")
+    classifier: Classifier | Literal["none"] = Field(
+        "knn1", description="the classifier trained on the release (and by tuning) to measure utility; none: no "
+        "classifier, no row held out, utility measured without a label (1- and 2-way marginal distance, correlation "
+        "difference), as for a table without a class column")
     test_fraction: float = Field(0.1, gt=0, le=0.5, description="share of the input rows held out (stratified by "
-                                                                "class, seeded) to test the classifiers")
+                                                                "class, seeded) to test the classifiers (only when a "
+                                                                "classifier is trained)")
     sample_rows: int = Field(100_000, ge=100, description="a partitioned input (a folder): utility is measured on a "
                              "seeded sample of this many records, stratified by class, split as test_fraction says")
     min_accuracy_ratio: float | None = Field(
@@ -162,6 +165,26 @@ class UtilitySpec(StrictModel):
     )
     delta_r: DeltaRSpec | None = Field(
         None, description="paper 004's gate: R_p - (1 - epsilon) R_o >= 0 for each listed classifier")
+
+    def accuracy_gates(self) -> list[str]:
+        """The accuracy gates the spec sets itself (``min_accuracy_ratio`` written in the spec, ``delta_r``), as
+        ``utility.<key>``: each needs a classifier and a class column (the default ratio applies only with one)."""
+        out = []
+        if "min_accuracy_ratio" in self.model_fields_set and self.min_accuracy_ratio is not None:
+            out.append("utility.min_accuracy_ratio")
+        if self.delta_r is not None:
+            out.append("utility.delta_r")
+        return out
+
+    @model_validator(mode="after")
+    def _gates_need_a_classifier(self) -> UtilitySpec:
+        gates = self.accuracy_gates()
+        if self.classifier == "none" and gates:
+            raise ValueError(f"{gates[0]} is an accuracy gate, and utility.classifier is none: remove the gate or "
+                             "name a classifier")
+        if self.classifier == "none":  # the default ratio applies only with a classifier
+            self.__dict__["min_accuracy_ratio"] = None
+        return self
 
 
 class PublishSpec(StrictModel):
@@ -217,6 +240,8 @@ class ReleaseSpec(StrictModel):
                                "it keeps their group memberships")
     seed: int = Field(0, ge=0, lt=2**32, description="seed of every random choice of the run (hold-out split, "
                                                      "method, tuning, query attacker); 0 <= seed < 2^32")
+    # the method parameters (k, l, t) that took the policy's value because the spec left them unset
+    _inherited: tuple[str, ...] = PrivateAttr(default=())
 
     @field_validator("columns")
     @classmethod
@@ -225,6 +250,22 @@ class ReleaseSpec(StrictModel):
         if len(classes) > 1:
             raise ValueError(f"at most one class column may be declared, got {', '.join(classes)}")
         return value
+
+    @model_validator(mode="after")
+    def _without_a_class(self) -> ReleaseSpec:
+        """No class column declared: no classifier (utility needs no label, nothing is held out); a gate or a
+        classifier the spec writes that needs one is an error naming its key."""
+        if self.declared_class() is not None or self.utility.classifier == "none":
+            return self
+        gates = self.utility.accuracy_gates()
+        if gates:
+            raise ValueError(f"{gates[0]} is an accuracy gate and needs a class column: declare one (role: class) "
+                             "or remove the gate")
+        if "classifier" in self.utility.model_fields_set:
+            raise ValueError(f"utility.classifier {self.utility.classifier} needs a class column: declare one (role: "
+                             "class) or set utility.classifier: none")
+        self.__dict__["utility"] = self.utility.model_copy(update={"classifier": "none", "min_accuracy_ratio": None})
+        return self
 
     @model_validator(mode="after")
     def _cross_checks(self) -> ReleaseSpec:
@@ -257,6 +298,7 @@ class ReleaseSpec(StrictModel):
                    and (name != parameter or self.tuning.strategy == "fixed")}
         if inherit:  # a method's k (l, t) defaults to the policy's when it is not tuned
             self.__dict__["method"] = self.method.model_copy(update=inherit)
+            self._inherited = tuple(inherit)
             value = getattr(self.method, parameter) if parameter else None
         fixed = [name for name in tunable if name != parameter and name != "k"]
         if self.tuning.strategy == "fixed" and parameter is not None:
@@ -291,12 +333,23 @@ class ReleaseSpec(StrictModel):
         return self
 
     # -- convenient views -------------------------------------------------------------------------
+    @property
+    def inherited(self) -> tuple[str, ...]:
+        """The method parameters (``k``, ``l``, ``t``) the spec left unset and that took the policy's value."""
+        return self._inherited
+
     def declared(self) -> dict[str, ColumnSpec]:
         """Declared columns, every entry as a ColumnSpec."""
         return {n: c if isinstance(c, ColumnSpec) else ColumnSpec(role=c) for n, c in self.columns.items()}
 
     def declared_class(self) -> str | None:
         return next((n for n, c in self.declared().items() if c.role is Role.class_), None)
+
+    @property
+    def classifies(self) -> bool:
+        """Whether the utility step trains a classifier (a class column is declared and ``utility.classifier`` is
+        not none); otherwise no row is held out and utility is measured without a label."""
+        return self.utility.classifier != "none"
 
     @property
     def rare_k(self) -> int:

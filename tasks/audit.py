@@ -52,9 +52,11 @@ from pydantic import ValidationError
 
 from ppdp.schemas.federate import FederatedManifest
 from ppdp.schemas.manifest import AuditEntry, AuditStatus, Manifest
-from ppdp.tasks import keys
+from ppdp.tasks import interrupt, keys
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.latest import LATEST_NAME, latest_of, read_latest
+from ppdp.tasks.latest import is_leftover as is_latest_leftover
 from ppdp.tasks.layout import (
     AUX_FOLDERS,
     ensure_root,
@@ -306,22 +308,26 @@ def record_refusal(root: Path | None, *, release_id: str, dataset: str | None, e
     status = cast(AuditStatus, getattr(error, "status", "error"))  # a PpdpError's status: "error" or "rejected"
     reason = str(error)
     public = f"{type(error).__name__}: {REFUSAL_WITHHELD}" if withhold else reason
-    try:
-        ensure_root(root)
-        entry = append_entry(root, release_id=release_id, dataset=dataset or "unknown", status=status,
-                             reason=public, started_at=started_at, flow_run_id=flow_run_id,
-                             spec_sha256=spec_sha256, input_digest=input_digest, input_key_id=input_key_id)
-    except PublishError:
-        return None  # the root (or the key) is the problem; the original error is what the user sees
-    private = Record(release_id=release_id, dataset=dataset or "unknown", input_sha256=private_sha256,
-                     input_digest=input_digest, input_key_id=input_key_id, reason=reason if withhold else None)
-    if private.needed:
+    with interrupt.critical():  # a stop request (SIGINT) ends the process after this entry, or before it
+        if interrupt.refused(root, release_id):
+            return None  # recorded already (an interruption, recorded by whoever ended the process)
         try:
-            private.write(entry.trail_id, Path(root))
-        except PublishError as exc:  # the refusal is audited; its private record is the publisher's to restore
-            import sys
+            ensure_root(root)
+            entry = append_entry(root, release_id=release_id, dataset=dataset or "unknown", status=status,
+                                 reason=public, started_at=started_at, flow_run_id=flow_run_id,
+                                 spec_sha256=spec_sha256, input_digest=input_digest, input_key_id=input_key_id)
+        except PublishError:
+            return None  # the root (or the key) is the problem; the original error is what the user sees
+        interrupt.note_refused(root, release_id)
+        private = Record(release_id=release_id, dataset=dataset or "unknown", input_sha256=private_sha256,
+                         input_digest=input_digest, input_key_id=input_key_id, reason=reason if withhold else None)
+        if private.needed:
+            try:
+                private.write(entry.trail_id, Path(root))
+            except PublishError as exc:  # the refusal is audited; its private record is the publisher's to restore
+                import sys
 
-            sys.stderr.write(f"ppdp: warning: {exc}\n")
+                sys.stderr.write(f"ppdp: warning: {exc}\n")
     return entry
 
 
@@ -489,7 +495,7 @@ def _verify(root: Path, expect_head: dict | None, problems: list[str], notes: li
     resolved = {r.get("completes") for r in rows}
     staged = {f"{STAGING_PREFIX}{r.get('release_id')}": r for r in rows
               if r.get("status") == "pending" and r.get("seq") not in resolved}
-    problems.extend(_scan_root(root, expected, staged))
+    problems.extend(_scan_root(root, expected, staged, latest=rows))
 
 
 def _check_digests(rows: list[dict], good: set[int], problems: list[str], notes: list[str]) -> None:
@@ -907,9 +913,12 @@ def _scan_aux(folder: Path, label: str, allowed: frozenset[str], what: str) -> l
     return out
 
 
-def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dict] | None = None) -> list[str]:
+def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dict] | None = None,
+               latest: list[dict] | None = None) -> list[str]:
     """Everything under the root that no entry accounts for (``staged``: staging folder name to the unresolved
-    pending entry of its release)."""
+    pending entry of its release). A dataset's ``LATEST`` pointer (:mod:`ppdp.tasks.latest`) must name the release
+    of its last published entry in ``latest`` (the trail's rows; None: not checked); a temporary file of an
+    interrupted update of it is a finding."""
     out: list[str] = []
     try:
         top = sorted(os.scandir(root), key=lambda e: e.name)
@@ -935,6 +944,9 @@ def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dic
         for sub in subs:
             if (name, sub.name) in expected:
                 continue
+            if sub.name == LATEST_NAME or is_latest_leftover(sub.name):
+                out += _check_latest(root, name, sub, latest)
+                continue
             if sub.name in AUX_FOLDERS and sub.is_dir(follow_symlinks=False):
                 out += _scan_aux(Path(sub.path), f"{_safe(name)}/{sub.name}", AUX_FOLDERS[sub.name], sub.name)
                 continue
@@ -944,6 +956,34 @@ def _scan_root(root: Path, expected: set[tuple[str, str]], staged: dict[str, dic
             else:
                 out.append(f"{_safe(name)}/{_safe(sub.name)}: unexpected file in a dataset folder (no audit entry)")
     return out
+
+
+def _check_latest(root: Path, dataset: str, item: os.DirEntry[str], rows: list[dict] | None) -> list[str]:
+    """A dataset's ``LATEST`` pointer (or a temporary file of an interrupted update of it), checked against the
+    trail's ``rows`` (None: only its form)."""
+    where = f"{_safe(dataset)}/{_safe(item.name)}"
+    if item.name != LATEST_NAME:
+        return [f"{where}: temporary file of an interrupted update of LATEST (ppdp audit recover removes it)"]
+    if not item.is_file(follow_symlinks=False):
+        return [f"{where}: is not a regular file (the dataset's pointer to its latest release)"]
+    named = read_latest(root, dataset)
+    if named is None:
+        return [f"{where}: does not hold one release id (ppdp audit recover rewrites it)"]
+    if rows is None:
+        return []
+    last = latest_of(rows, dataset)
+    if named != last:
+        return [f"{where}: names release {named}, the dataset's latest published release is {last or 'none'} "
+                "(ppdp audit recover rewrites it)"]
+    return []
+
+
+def latest_release(root: Path, dataset: str) -> str | None:
+    """The release of ``dataset``'s last ``published`` entry (its latest complete release), None when it has none
+    or the root has no trail; what ``LATEST`` names (:mod:`ppdp.tasks.latest`). Entries read as stored."""
+    if not db_path(Path(root)).is_file():
+        return None
+    return latest_of(_read_trail(Path(root)).rows, dataset)
 
 
 # -- pending entries: publishes not yet completed (see :mod:`ppdp.tasks.staging`) ----------------------------

@@ -290,7 +290,8 @@ def tune_plain(spec: ReleaseSpec, roles: Roles, prepared: PreparedRows):
     trace = tune.tune(spec.tuning, sanitizer=base, domains=domains, policy=spec.privacy,
                       sizes=tune.class_sizes(train, roles), evaluate_many=_own(evaluate_many),
                       suggest=_own(lambda t: base.suggest(train, roles, t)),
-                      search=_own(lambda name: tune.search_lattice(base, name, rows, roles)))
+                      search=_own(lambda name: tune.search_lattice(base, name, rows, roles)),
+                      inherited=spec.inherited)
     return tune.tuned(base, trace), trace
 
 
@@ -389,6 +390,7 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
         policy_holds=report.passed and bool(report.claims), floor_holds=floor is not None and floor.holds,
         utility_holds=util.passed, promoted=promoted, records=report.records,
         accuracy=util.accuracy, accuracy_original=util.accuracy_original, accuracy_ratio=util.ratio,
+        two_way_distance=util.marginals.two_way if util.marginals is not None else None,
         mean_shift=util.mean_shift, correlation_loss=util.correlation_loss,
         loss_measures=dict(trace.lattice.measures) if trace.lattice is not None else {},
     )
@@ -562,8 +564,22 @@ def risk_of(row: CompareRow) -> tuple[str, float | None]:
     return "average risk", row.average_risk
 
 
+def _utility_of(row: CompareRow) -> float | None:
+    """What ranks a row: the accuracy ratio, or without a classifier 1 - the 2-way marginal distance."""
+    if row.accuracy_ratio is not None:
+        return row.accuracy_ratio
+    return None if row.two_way_distance is None else 1.0 - row.two_way_distance
+
+
+def _utility_text(row: CompareRow) -> str:
+    if row.accuracy_ratio is None and row.two_way_distance is not None:
+        return f"2-way marginal distance {row.two_way_distance:.3f}"
+    return f"accuracy ratio {_utility_of(row) or 0.0:.2f}"
+
+
 def _rank_key(row: CompareRow) -> tuple:
-    ratio = row.accuracy_ratio if row.accuracy_ratio is not None else -math.inf
+    utility = _utility_of(row)
+    ratio = utility if utility is not None else -math.inf
     _, risk = risk_of(row)
     return (-round(ratio, 2), round(risk, 3) if risk is not None else math.inf, row.method)
 
@@ -597,9 +613,11 @@ def recommendation_line(ranked: Sequence[CompareRow]) -> tuple[str | None, str]:
     risk_name, risk = risk_of(best)
     at = f" at {best.tuned}" if best.tuned else ""
     risk_text = f", {risk_name} {risk:.3g}" if risk is not None else ""
-    line = f"{best.method}: accuracy ratio {best.accuracy_ratio:.2f}{at}{risk_text}"
+    line = f"{best.method}: {_utility_text(best)}{at}{risk_text}"
     if len(passing) > 1:
-        line += f"; {passing[1].method} keeps {passing[1].accuracy_ratio:.2f}"
+        second = passing[1]
+        line += (f"; {second.method} keeps {second.accuracy_ratio:.2f}" if second.accuracy_ratio is not None
+                 else f"; {second.method}: {_utility_text(second)}")
     return best.method, line
 
 

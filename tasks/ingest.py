@@ -2,7 +2,10 @@
 
 The suite is the base suite stored as JSON under ``expectations/`` plus expectations derived from the spec:
 declared columns exist, the class column has no nulls, quasi-identifiers are not entirely null, and numeric
-quasi-identifiers hold numbers. Failures are reported by expectation name, column and counts, never values.
+quasi-identifiers hold numbers. Failures are told in plain words (:mod:`ppdp.tasks.expectation_text`): the column
+by position and name, how many rows fail and the first failing data row, never a value. The cheap expectations are
+decided with pandas first, so a bad input is refused before Great Expectations is imported (seconds); a good input
+then runs the whole suite in Great Expectations.
 
 Before the suite, hostile input is refused with one line naming the column (by position and name) and the data
 row (1 = the first row after the header), never a value: a header that looks like data (its names are then
@@ -27,9 +30,9 @@ import pyarrow.parquet as pq
 
 from ppdp.expectations import base_suite_path, load_suite_json, validate_frame
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.reports import ExpectationOutcome, IngestReport
+from ppdp.schemas.reports import IngestReport
 from ppdp.schemas.source import SourceSpec
-from ppdp.tasks import tag
+from ppdp.tasks import expectation_text, tag
 from ppdp.tasks.core.encoding import MAX_MAGNITUDE  # one bound for ingest and the sanitizers
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import column_label, guess_separator, key_path, looks_like_data
@@ -51,7 +54,9 @@ def read_header(source: SourceSpec) -> list[str]:
         raise InputError(f"input {path}: a folder (a partitioned table): ppdp run releases it partition by partition "
                          "(generalization, mondrian) and ppdp validate FOLDER checks it; this command reads one file")
     if not path.is_file():
-        raise InputError(f"input {path}: file not found")
+        hint = f"\ninput {path}: where to get it (source.obtain): {' '.join(source.obtain.split())}" \
+            if source.obtain else ""
+        raise InputError(f"input {path}: file not found{hint}")
     if source.format == "parquet":
         try:
             schema = pq.read_schema(path)
@@ -355,7 +360,9 @@ def ingest(spec: ReleaseSpec, keyed: bool = True) -> tuple[pd.DataFrame, IngestR
     check_hierarchies(frame, spec)
     suite_json = load_suite_json(base_suite_path("input"))
     suite_json["expectations"] = list(suite_json["expectations"]) + derived_expectations(spec, frame)
-    outcomes = validate_frame(frame, suite_json)
+    # the cheap expectations first, with pandas: a bad input is refused before Great Expectations is even imported
+    refuse_failures(source.path, expectation_text.quick_failures(frame, suite_json))
+    outcomes = validate_frame(frame, suite_json)  # the whole suite, in Great Expectations (the authority)
     # published: the keyed digest; the unkeyed SHA-256 goes only to the private record
     made = input_digest(digest, spec.publish.root) if keyed else None
     report = IngestReport(
@@ -370,9 +377,7 @@ def ingest(spec: ReleaseSpec, keyed: bool = True) -> tuple[pd.DataFrame, IngestR
         expectation_count=len(suite_json["expectations"]),
         expectations=outcomes,
     )
-    if report.failed:
-        raise InputError(f"input {source.path}: failed {len(report.failed)} expectation"
-                         f"{'s' if len(report.failed) > 1 else ''}: {describe_failures(report.failed)}")
+    refuse_failures(source.path, expectation_text.describe(report.failed, suite_json, frame))
     out = coerce_types(frame, spec)
     for i, name in enumerate(out.columns, start=1):  # numbers read as text ("1e400") only become numbers here
         if pd.api.types.is_float_dtype(out[name]) and not pd.api.types.is_float_dtype(frame[name]):
@@ -442,11 +447,18 @@ def check_hierarchies(frame: pd.DataFrame, spec: ReleaseSpec) -> None:
             )
 
 
-def describe_failures(failed: list[ExpectationOutcome]) -> str:
-    parts = []
-    for f in failed:
-        what = f.expectation + (f"({f.column})" if f.column else "")
-        if f.unexpected_count is not None:
-            what += f" {f.unexpected_count} of {f.element_count} rows unexpected"
-        parts.append(what)
-    return "; ".join(parts)
+MAX_PROBLEMS_LISTED = 5
+"""Most failed expectations listed, one line each; the rest are counted."""
+
+
+def refuse_failures(path: Path, problems: list[str]) -> None:
+    """Raise :class:`InputError` with one line per problem (each naming the file; at most
+    :data:`MAX_PROBLEMS_LISTED`, then how many more), or return when there is none."""
+    if not problems:
+        return
+    lines = [f"input {path}: {p}" for p in problems[:MAX_PROBLEMS_LISTED]]
+    if len(problems) > MAX_PROBLEMS_LISTED:
+        rest = len(problems) - MAX_PROBLEMS_LISTED
+        lines.append(f"input {path}: and {rest} more problem{'s' if rest > 1 else ''}")
+    raise InputError("\n".join(lines))
+

@@ -6,11 +6,13 @@ system) and ``os.rename`` moves it to ``<root>/<dataset>/<release_id>`` in one s
 
 :func:`publish_release` makes this crash-safe (issue 8): under the root's publish lock it (1) writes and fsyncs
 the release into ``<root>/.staging-<release_id>``, (2) appends a signed ``pending`` audit entry holding the
-staged folder's exact file list and hashes, (3) renames the folder into place, (4) appends the ``published``
-entry that completes the pending one (``completes=<pending seq>``). A kill at any instant leaves either a root
-that verifies or one that ``ppdp audit recover`` (:func:`ppdp.tasks.recovery.recover`) brings back to one:
-a pending entry whose folder is in place with exactly its files is completed, any other is rolled back, and a
-staging folder is removed (it never holds anything that was published). An error (not a kill) rolls back at
+staged folder's exact file list and hashes, (3) renames the folder into place, (3b) points the dataset's
+``LATEST`` at it (:mod:`ppdp.tasks.latest`: temporary file, ``os.replace``), (4) appends the ``published``
+entry that completes the pending one (``completes=<pending seq>``); a rollback points ``LATEST`` back. A kill
+at any instant leaves either a root that verifies or one that ``ppdp audit recover``
+(:func:`ppdp.tasks.recovery.recover`) brings back to one (``LATEST`` rewritten from the trail): a pending entry
+whose folder is in place with exactly its files is completed, any other is rolled back, and a staging folder is
+removed (it never holds anything that was published). An error (not a kill) rolls back at
 once. ``PPDP_FAULT_AT`` names a point where the process kills itself, for the crash tests only
 (:func:`ppdp.tasks.staging.fault_point`).
 
@@ -22,7 +24,9 @@ them and publishes the folder by the same protocol; :func:`discard_staging` remo
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import json
 import os
 import secrets
@@ -42,8 +46,10 @@ from ppdp.schemas.manifest import ColumnTreatment, DataFile, Manifest, PartRecor
 from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import ExpectationOutcome, RareCategoryReport, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
+from ppdp.tasks import interrupt
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.latest import write_latest
 from ppdp.tasks.layout import (  # noqa: F401
     DATA_FOLDER,
     data_file_index,
@@ -119,12 +125,14 @@ def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
         else:
             out_sha = _write_parquet(frame, staging / "data.parquet", manifest.release_id, m_hash)
             manifest = manifest.model_copy(update={"output_sha256": out_sha})
+        interrupt.check("staging")  # a request to stop while staging: the staging folder is removed
         (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
         check_manifest_reads_back(staging / "manifest.json", manifest)  # else PublishError; staging removed
         for name, payload in (extras or {}).items():
             (staging / name).write_bytes(payload)
         (staging / "report.html").write_text(_render_report(staging), encoding="utf-8")
         files = seal(staging)
+        interrupt.check("staging")
     fault_point("staged")
     return staging, manifest, m_hash, files
 
@@ -218,6 +226,17 @@ def seal(staging: Path) -> dict[str, str]:
     return release_files(staging)
 
 
+def _restore_latest(root: Path, dataset: str) -> None:
+    """Point the dataset's ``LATEST`` back at its latest complete release (a publish rolled back after writing it);
+    when that fails, ``ppdp audit recover`` rewrites it."""
+    from ppdp.tasks import audit
+
+    try:
+        write_latest(root, dataset, audit.latest_release(root, dataset))
+    except Exception:  # noqa: BLE001 - the rollback goes on; verify reports a stale pointer, recover mends it
+        pass
+
+
 def _rmdir_quiet(path: Path) -> None:
     try:
         path.rmdir()
@@ -291,17 +310,43 @@ def check_output(release, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOu
     """Run the output suite on the release about to be written; raise :class:`ReleaseRejected` naming the
     failed expectations."""
     from ppdp.expectations import validate_frame
+    from ppdp.tasks.expectation_text import describe
 
-    outcomes = []
+    outcomes, failed, told = [], [], []
     # a partitioned release: each part against the suite, over its own quasi-identifiers
     for frame in [p.frame for p in release.parts] if isinstance(release, PartsRelease) else [release.frame]:
-        outcomes += validate_frame(frame, output_suite(list(frame.columns), roles, spec, release.unit))
-    failed = [o for o in outcomes if not o.success]
-    if failed:
-        names = "; ".join(o.expectation + (f"({o.column})" if o.column else "")
-                          + (f" observed {o.observed:g}" if o.observed is not None else "") for o in failed)
-        raise ReleaseRejected(f"output suite failed: {names}", [o.expectation for o in failed])
+        suite = output_suite(list(frame.columns), roles, spec, release.unit)
+        ran = validate_frame(frame, suite)
+        outcomes += ran
+        failed += [o for o in ran if not o.success]
+        told += describe([o for o in ran if not o.success], suite, frame, rows_word="published row")
+    if failed:  # in plain words (never a value): the column by position and name, counts, the first row
+        raise ReleaseRejected(f"output suite failed: {'; '.join(told)}", [o.expectation for o in failed])
     return outcomes
+
+
+CODE_PACKAGES = ("ppdp", "ppdp.schemas", "ppdp.tasks", "ppdp.flows", "ppdp.expectations")
+"""The packages whose files :func:`code_sha256` hashes (``ppdp.deployments`` only schedules runs)."""
+CODE_SUFFIXES = (".py", ".json", ".css")
+
+
+@functools.lru_cache(maxsize=1)
+def code_sha256() -> str:
+    """SHA-256 of the lines ``<package>/<relative path> <sha256>`` of every module, suite, schema and stylesheet of
+    the installed ppdp (sorted; ``__pycache__`` left out): the same for an editable install and a wheel of the same
+    files. Computed once per process (about 150 files)."""
+    lines = []
+    for package in CODE_PACKAGES:
+        found = importlib.util.find_spec(package)
+        for base in (found.submodule_search_locations or []) if found is not None else []:
+            base_path = Path(base)
+            # ppdp's own folder holds the others in a wheel (ppdp/tasks/...): only its own files, not theirs twice
+            for path in base_path.glob("*") if package == "ppdp" else base_path.rglob("*"):
+                if path.suffix not in CODE_SUFFIXES or "__pycache__" in path.parts or not path.is_file():
+                    continue
+                relative = path.relative_to(base_path).as_posix()
+                lines.append(f"{package}/{relative} {hashlib.sha256(path.read_bytes()).hexdigest()}\n")
+    return hashlib.sha256("".join(sorted(lines)).encode("utf-8")).hexdigest()
 
 
 def collect_versions() -> Versions:
@@ -325,6 +370,7 @@ def collect_versions() -> Versions:
         scikit_learn=v("scikit-learn"),
         pyarrow=v("pyarrow"),
         great_expectations=v("great-expectations"),
+        code=code_sha256(),
     )
 
 
@@ -376,10 +422,18 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
     from ppdp.tasks import audit
 
     root = Path(manifest.spec.publish.root)
-    audit.check_signing_key(root)  # a missing or misplaced key refuses before anything is written
-    with audit.publish_lock(root):
+    interrupt.check("before publishing")
+    with interrupt.critical():  # a request to stop is honoured at the checks below, never in between
+        audit.check_signing_key(root)  # a missing or misplaced key refuses before anything is written
+    with audit.publish_lock(root), interrupt.critical():
         audit.require_no_interrupted_publish(root, locked=True)
+        interrupt.check("before staging")
         staging, manifest, m_hash, files = stage(root)
+        try:
+            interrupt.check("staged, before the audit entry")
+        except BaseException:
+            remove_path(staging)
+            raise
         final = release_folder(root, manifest.dataset, manifest.release_id)
         entry = dict(release_id=manifest.release_id, dataset=manifest.dataset, started_at=started,
                      spec_sha256=manifest.spec_sha256, input_digest=manifest.input_digest,
@@ -408,6 +462,13 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
                 raise
             audit.fault_point("ledger-written")
         audit.fault_point("pending-appended")  # just before the rename
+        try:  # the rename is the point of no return: the last check of a request to stop (SIGINT, a cancellation)
+            interrupt.check("before the rename")
+        except BaseException:
+            remove_path(staging)
+            audit.roll_back_quietly(root, pending, f"interrupted before its folder was renamed into place "
+                                    f"(stopped by {interrupt.STATE.reason or 'a request'})")
+            raise
         try:
             rename_into_place(staging, final)
         except BaseException:
@@ -415,13 +476,23 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
             audit.roll_back_quietly(root, pending, "publish failed before its folder was in place")
             raise
         audit.fault_point("renamed")  # just after the rename
+        try:  # the dataset's LATEST pointer names the release before its completing entry is written
+            write_latest(root, manifest.dataset, manifest.release_id)
+        except BaseException:
+            remove_path(final)
+            _rmdir_quiet(final.parent)
+            audit.roll_back_quietly(root, pending, "the dataset's LATEST pointer could not be written")
+            raise
+        audit.fault_point("latest-written")
         try:
             audit.append_entry(root, status="published", reason=f"published{what}", completes=pending.seq, **entry)
         except BaseException:
             remove_path(final)
+            _restore_latest(root, manifest.dataset)
             _rmdir_quiet(final.parent)
             audit.roll_back_quietly(root, pending, "the completing audit entry could not be written")
             raise
+        interrupt.note_published(manifest.release_id, final)
         audit.fault_point("completed")
     return final, manifest, m_hash
 

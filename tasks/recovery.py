@@ -28,6 +28,8 @@ from ppdp.tasks.audit import (
 )
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.latest import LATEST_NAME, latest_of, latest_path, read_latest, write_latest
+from ppdp.tasks.latest import is_leftover as is_latest_leftover
 from ppdp.tasks.layout import folder_listing
 from ppdp.tasks.staging import STAGING_PREFIX, fault_point, fsync_dir, publish_lock, remove_path, staging_folder
 
@@ -50,7 +52,8 @@ def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
     the rename happened: append the completing ``published`` entry; otherwise remove the staging folder and any
     partial final folder, then append a ``rolled_back`` entry. A pending entry whose hash or signature does not
     verify is left alone (it could be forged). Then every ``.staging-*`` leftover is removed: a staging folder
-    never holds a published release (the rename moves it out). Each step is idempotent and the completing
+    never holds a published release (the rename moves it out). Last, every dataset's ``LATEST`` is made to name
+    its latest published release (:mod:`ppdp.tasks.latest`). Each step is idempotent and the completing
     entry is appended last, so a kill during recovery is repaired by running it again."""
     root = Path(root)
     if not root.is_dir():
@@ -88,7 +91,46 @@ def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
                     report.actions.append(f"{_safe(item.name)}: staging leftover removed (no pending entry: it never "
                                           "held a published release)")
         fsync_dir(root)
+        _mend_latest(root, report)
     return report
+
+
+def _mend_latest(root: Path, report: Recovery) -> None:
+    """Every dataset's ``LATEST`` (:mod:`ppdp.tasks.latest`) made to name its latest complete release (its last
+    published entry), and the temporary files of an interrupted update removed; a damaged trail is left alone."""
+    if not db_path(root).is_file():
+        return
+    trail = _read_trail(root)
+    if trail.problems:
+        return
+    for item in sorted(os.scandir(root), key=lambda e: e.name):
+        if not _valid_name(item.name) or not item.is_dir(follow_symlinks=False):
+            continue
+        dataset = item.name
+        for sub in sorted(os.scandir(item.path), key=lambda e: e.name):
+            if is_latest_leftover(sub.name) and sub.is_file(follow_symlinks=False):
+                remove_path(Path(sub.path))
+                report.actions.append(f"{_safe(dataset)}/{_safe(sub.name)}: temporary file of an interrupted update "
+                                      "of LATEST removed")
+        path = latest_path(root, dataset)
+        last = latest_of(trail.rows, dataset)
+        if read_latest(root, dataset) == last and (last is not None or not os.path.lexists(path)):
+            continue
+        if os.path.lexists(path) and not path.is_file():
+            report.actions.append(f"{_safe(dataset)}/{LATEST_NAME}: not a regular file: left as is")
+            report.left += 1
+            continue
+        try:
+            write_latest(root, dataset, last)
+        except PublishError as exc:
+            report.actions.append(f"{_safe(dataset)}/{LATEST_NAME}: {exc}")
+            report.left += 1
+            continue
+        report.actions.append(f"{_safe(dataset)}/{LATEST_NAME}: " + (
+            f"now names release {last} (the dataset's latest published release)" if last else
+            "removed (the dataset has no published release)"))
+        if last is None:
+            _rmdir_quiet(Path(item.path))  # a first release rolled back: its dataset folder held only LATEST
 
 
 def _recover_pending(root: Path, row: dict, published: set) -> str:

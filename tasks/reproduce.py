@@ -38,10 +38,10 @@ def prepare_rows(spec: ReleaseSpec, method: Method, protected: pd.DataFrame, rol
     ``series.keep_groups``), and the rows ``method``'s shape publishes."""
     prints = np.zeros(len(protected), dtype=np.int64) if prints is None else np.asarray(prints, dtype=np.int64)
     merged, rare = merge_rare_categories(protected, roles, spec.rare_k, rare_rule_skip(method, roles))
-    assert roles.class_column is not None  # a release always has one (preflight refuses a spec without it)
-    train, test, joined = split_holdout_keyed(merged, roles.class_column, spec.utility.test_fraction, spec.seed,
-                                              prints, spec.series.keep_groups)
-    return settle(method, merged, train, test, roles, spec.rare_k, rare, prints, joined)
+    # held out only when a classifier is trained (a class column declared, utility.classifier not none)
+    train, test, joined = split_holdout_keyed(merged, roles.class_column if spec.classifies else None,
+                                              spec.utility.test_fraction, spec.seed, prints, spec.series.keep_groups)
+    return settle(method, merged, train, test, roles, spec.rare_k, rare, prints, joined, protected)
 
 
 def recheck_release(folder: Path, original: Path | None = None, cluster: str | None = None) -> ReleaseCheck:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -80,6 +80,12 @@ class PreparedRows:
         Each record's keyed fingerprint, aligned with ``everything``.
     rare : RareCategoryReport
         What the rare-value rule merged.
+    original : DataFrame, optional
+        The input rows before the rare-value rule (identifiers protected): what the label-free utility measures
+        compare the release with (:attr:`baseline`); None: ``everything``.
+
+    Without a classifier (no class column, or ``utility.classifier: none``) nothing is held out: ``test`` is empty
+    and ``train`` holds every record.
     """
 
     source: pd.DataFrame
@@ -88,10 +94,16 @@ class PreparedRows:
     everything: pd.DataFrame
     prints: np.ndarray
     rare: RareCategoryReport
+    original: pd.DataFrame | None = None
 
     @property
     def source_prints(self) -> np.ndarray:
         return self.prints[:len(self.source)]
+
+    @property
+    def baseline(self) -> pd.DataFrame:
+        """The input table the label-free utility measures compare the published table with."""
+        return self.everything if self.original is None else self.original
 
 
 @dataclass(frozen=True)
@@ -228,6 +240,36 @@ def _tuning_privacy(method: Judged, source: pd.DataFrame, release: Release, role
     return figure, meets
 
 
+NO_CLASSIFIER = "none"
+"""``utility.classifier`` when no classifier is trained: a tuning evaluation then scores the release by
+:func:`ppdp.tasks.marginals.similarity` against the rows it was made from."""
+
+
+def _label_free_score(rows: pd.DataFrame, release: Release, roles: Roles) -> tuple[float, dict[str, float]]:
+    """A tuning evaluation's utility without a classifier: (marginal similarity, no per-class recall)."""
+    from ppdp.tasks.marginals import marginal_distances, similarity
+
+    return similarity(marginal_distances(rows, release.frame, roles)), {}
+
+
+def _label_free_utility(spec: ReleaseSpec, release: Release, roles: Roles, prepared: PreparedRows,
+                        report: UtilityReport | None, generalized: bool) -> UtilityReport:
+    """``report`` (the classifier's) with the label-free measures of the published table against the input table
+    added, or, without a classifier (``report`` None), a report of those measures and of the information loss
+    against the rows the method was given (``generalized``: a recoding, see
+    :func:`~ppdp.tasks.utility.release_information_loss`); no utility gate applies."""
+    from ppdp.tasks.marginals import marginal_distances
+    from ppdp.tasks.utility import release_information_loss
+
+    marginals = marginal_distances(prepared.baseline, release.frame, roles)
+    if report is not None:
+        return report.model_copy(update={"marginals": marginals})
+    shift, corr = release_information_loss(prepared.source, release.frame, roles, generalized)
+    return UtilityReport(classifier=None, train_rows=len(release.frame), test_rows=0, accuracy=None,
+                         accuracy_original=None, ratio=None, per_class=[], mean_shift=shift, correlation_loss=corr,
+                         marginals=marginals)
+
+
 class _Rows(ReleaseShape):
     name = "rows"
 
@@ -237,7 +279,10 @@ class _Rows(ReleaseShape):
 
         everything = join_rows(train, test) if check_policy else None
         figure, meets = _tuning_privacy(method, train, release, roles, policy, check_policy, seed, everything)
-        acc, per_class, _ = accuracy(release.frame, test, roles, classifier, encoder, seed)
+        if classifier == NO_CLASSIFIER:
+            acc, per_class = _label_free_score(train, release, roles)
+        else:
+            acc, per_class, _ = accuracy(release.frame, test, roles, classifier, encoder, seed)
         return Score(figure, meets, acc, per_class)
 
     def measure_privacy(self, method, source, release, roles, spec, everything):
@@ -246,7 +291,9 @@ class _Rows(ReleaseShape):
     def measure_utility(self, spec, release, roles, prepared):
         from ppdp.tasks.utility import evaluate_utility
 
-        return evaluate_utility(prepared.train, release.frame, prepared.test, roles, spec.utility, spec.seed)
+        report = evaluate_utility(prepared.train, release.frame, prepared.test, roles, spec.utility, spec.seed) \
+            if spec.classifies else None
+        return _label_free_utility(spec, release, roles, prepared, report, generalized=False)
 
 
 class _EveryRow(ReleaseShape):
@@ -273,6 +320,9 @@ class _EveryRow(ReleaseShape):
 
         source = self.tuning_rows(train, test)
         figure, meets = _tuning_privacy(method, source, release, roles, policy, check_policy, seed, source)
+        if classifier == NO_CLASSIFIER:
+            acc, per_class = _label_free_score(source, release, roles)
+            return Score(figure, meets, acc, per_class)
         held = np.asarray(release.row_source) >= len(train)
         rel_train, view = decode_generalized(release.frame.loc[~held], roles)
         rel_test, _ = decode_generalized(release.frame.loc[held], roles)
@@ -286,10 +336,14 @@ class _EveryRow(ReleaseShape):
     def measure_utility(self, spec, release, roles, prepared):
         from ppdp.tasks.utility import evaluate_utility, split_release
 
-        published_train, published_test = split_release(release, prepared.everything, roles.class_column,
-                                                        spec.utility.test_fraction, spec.seed)
-        return evaluate_utility(prepared.train, published_train, prepared.test, roles, spec.utility, spec.seed,
-                                published_test)
+        report = None
+        if spec.classifies:
+            assert roles.class_column is not None
+            published_train, published_test = split_release(release, prepared.everything, roles.class_column,
+                                                            spec.utility.test_fraction, spec.seed)
+            report = evaluate_utility(prepared.train, published_train, prepared.test, roles, spec.utility, spec.seed,
+                                      published_test)
+        return _label_free_utility(spec, release, roles, prepared, report, generalized=True)
 
 
 def _parts(release: Release) -> PartsRelease:
@@ -361,9 +415,12 @@ def rare_rule_skip(method: Method, roles: Roles) -> tuple[str, ...]:
 
 
 def settle(method: Method, protected: pd.DataFrame, train: pd.DataFrame, test: pd.DataFrame, roles: Roles,
-           k: int, rare: RareCategoryReport, prints: np.ndarray, joined_prints: np.ndarray) -> PreparedRows:
-    """:meth:`ReleaseShape.settle` for ``method``'s shape."""
-    return shape_of(method).settle(protected, train, test, roles, k, rare, prints, joined_prints)
+           k: int, rare: RareCategoryReport, prints: np.ndarray, joined_prints: np.ndarray,
+           original: pd.DataFrame | None = None) -> PreparedRows:
+    """:meth:`ReleaseShape.settle` for ``method``'s shape; ``original``: the input rows before the rare-value
+    rule (:attr:`PreparedRows.original`)."""
+    prepared = shape_of(method).settle(protected, train, test, roles, k, rare, prints, joined_prints)
+    return prepared if original is None else replace(prepared, original=original)
 
 
 def check_privacy(method: Method, source: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,

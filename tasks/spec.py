@@ -286,6 +286,8 @@ def validation_problems(exc: ValidationError, overridden: list[tuple[str, ...]] 
     unknown: list[str] = []
     for e in meant or errors:
         keys = _keys_of(e["loc"])
+        if e["type"] == "union_tag_invalid":  # a method name (the discriminator's value) that names no member
+            keys = (*keys, str(e.get("ctx", {}).get("discriminator", "name")).strip("'\""))
         if keys in seen:  # one problem per key (the members of a union each fail at the same key)
             continue
         seen.add(keys)
@@ -295,15 +297,32 @@ def validation_problems(exc: ValidationError, overridden: list[tuple[str, ...]] 
             msg = "unknown key" + suggestion
         elif e["type"] == "missing":
             msg = "required key is missing"
+        elif e["type"] == "union_tag_invalid":
+            msg, suggestion = _unknown_tag(keys, e.get("ctx", {}))
         elif e["type"] in _TYPE_ERRORS and "input" in e:
             msg = f"{msg}, got {_kind_of(e['input'])}"
         msg = msg.removeprefix("Value error, ")
         loc = key_path(keys)
         if loc and any(keys[: len(o)] == o or o[: len(keys)] == keys for o in overridden or []):
             loc += " (given by --set)"
-        group = other if e["type"] != "extra_forbidden" else (misspelt if suggestion else unknown)
+        group = other if e["type"] not in ("extra_forbidden", "union_tag_invalid") else (
+            misspelt if suggestion else (unknown if e["type"] == "extra_forbidden" else other))
         group.append(f"{loc}: {msg}" if loc else msg)
     return misspelt + other + unknown
+
+
+def _unknown_tag(keys: tuple[str, ...], ctx: dict[str, Any]) -> tuple[str, str]:
+    """(message, suggestion) for a discriminator value no member has, e.g. ``method.name: unknown method 'mdv';
+    did you mean 'mdav'?`` (difflib over the names pydantic expects, which are the method registry's); the
+    known names when none is close. A value that looks like data is not echoed."""
+    tag = str(ctx.get("tag", ""))
+    expected = [t.strip().strip("'\"") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+    what = keys[0] if keys and keys[0] == "method" else "value"
+    shown = f"unknown {what}" if looks_like_data(tag) else f"unknown {what} {tag!r}"
+    close = difflib.get_close_matches(tag, expected, n=1)
+    if close:
+        return f"{shown}; did you mean {close[0]!r}?", close[0]
+    return f"{shown}: expected one of {', '.join(expected)}", ""
 
 
 def _keys_of(loc: tuple) -> tuple[str, ...]:
@@ -385,8 +404,10 @@ def resolve_paths(spec: ReleaseSpec, base: Path) -> ReleaseSpec:
 def spec_sha256(spec: ReleaseSpec) -> str:
     """Hash of the resolved spec (canonical JSON), recorded in the manifest and the audit trail. The ``runner``
     section is left out: it says where the tasks ran, not what was released (a thread run and a Dask run of the
-    same spec, input and seed publish the same data, and get the same hash)."""
-    text = json.dumps(spec.model_dump(mode="json", exclude={"runner"}), sort_keys=True, separators=(",", ":"))
+    same spec, input and seed publish the same data, and get the same hash); so is ``source.obtain`` (where to get
+    the input, in words)."""
+    text = json.dumps(spec.model_dump(mode="json", exclude={"runner": True, "source": {"obtain"}}), sort_keys=True,
+                      separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -444,13 +465,23 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
         path = getattr(h, "file", None)
         if path is not None and not Path(path).is_file():
             raise SpecError(f"spec method.hierarchies.{key_path([name])}: hierarchy file {path} does not exist")
-    if spec.declared_class() is None:
+    if spec.declared_class() is None:  # utility needs no label (spec.classifies is False): the method may need one
         from ppdp.tasks.sanitize.registry import build_sanitizer
 
-        need = "the method and the utility check need it" if build_sanitizer(spec.method).needs_class else (
-            "the utility check needs it"
-        )
-        raise SpecError(f"spec columns: no class column declared (role: class): {need}")
+        if build_sanitizer(spec.method).needs_class:
+            variant = getattr(spec.method, "variant", None)
+            which = f"{spec.method.name} (variant {variant})" if variant else spec.method.name
+            raise SpecError(f"spec method.name: method {which} needs a class column and none is declared "
+                            "(role: class)")
+    if not spec.classifies:
+        from ppdp.tasks.sanitize.registry import method_class
+
+        if method_class(spec.method.name).shape == "parts":
+            raise SpecError(f"spec utility.classifier: method {spec.method.name} publishes feature parts, whose "
+                            "utility is a classifier's: declare a class column (role: class) and name a classifier")
+    if not spec.classifies and spec.source.partitioned:
+        raise SpecError("spec utility.classifier: a partitioned input (a folder) is measured by a classifier: "
+                        "declare a class column (role: class) and name a classifier")
 
 
 def preflight(spec: ReleaseSpec, check_root: bool = True) -> list[str]:

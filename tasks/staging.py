@@ -22,6 +22,7 @@ from ppdp.tasks.core.errors import PublishError
 
 STAGING_PREFIX = ".staging-"
 FAULT_ENV = "PPDP_FAULT_AT"
+PAUSE_ENV = "PPDP_PAUSE_AT"
 PUBLISH_WAIT_SECONDS = 600.0
 
 
@@ -36,6 +37,22 @@ def fault_point(name: str) -> None:
     ``published-uncommitted``, ``completed``, ``recover-removed``, ``rolled_back-uncommitted``)."""
     if os.environ.get(FAULT_ENV) == name:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get(PAUSE_ENV, "").partition(":")[0] == name:
+        _pause(os.environ[PAUSE_ENV].partition(":")[2])
+
+
+def _pause(flag: str) -> None:
+    """TEST HOOK of ``$PPDP_PAUSE_AT=<point>:<file>`` (``tests/test_interrupt.py``): at that point, create ``file``
+    and wait until it is removed, a stop is requested (:mod:`ppdp.tasks.interrupt`) or 120 s have passed. It only
+    delays a run, so that a test can signal it at a known instant."""
+    from ppdp.tasks import interrupt
+
+    if not flag:
+        return
+    Path(flag).write_text(f"{os.getpid()}\n", encoding="utf-8")
+    deadline = time.monotonic() + 120.0
+    while os.path.exists(flag) and not interrupt.requested() and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def staging_folder(root: Path, release_id: str) -> Path:

@@ -420,11 +420,14 @@ def tune(
     suggest: Callable[[float | None], tuple[dict[str, Any], str]] | None = None,
     search: Callable[[str], LatticeSearch] | None = None,
     plan: Callable[[int | None], None] | None = None,
+    inherited: tuple[str, ...] = (),
 ) -> TuningTrace:
     """Choose the value of the tuned parameter (see the module docstring). ``domains`` are the method's
     domains on the training data; ``suggest(threshold)`` is the method's own rule; ``search(parameter)`` its
     lattice search (:meth:`ppdp.tasks.sanitize.base.Sanitizer.search_parameter`); ``plan(n)`` is told, before the
-    first evaluation, the most values the search can evaluate (None when unknown), for progress counts."""
+    first evaluation, the most values the search can evaluate (None when unknown), for progress counts;
+    ``inherited``: the method parameters that took the policy's value (:attr:`ReleaseSpec.inherited`), named as
+    such in a fixed value's rule."""
     started = time.perf_counter()
     tunable = list(sanitizer.tunable)
     parameter = spec.parameter or (tunable[0] if tunable else None)
@@ -448,8 +451,9 @@ def tune(
             return TuningTrace(**common, chosen=None, candidates=1,
                                rule=f"method.{parameter} = ({node}) from the spec (not tuned)",
                                seconds=time.perf_counter() - started)
+        origin = f"privacy.{parameter} (method.{parameter} is not set)" if parameter in inherited else "the spec"
         return TuningTrace(**common, chosen=value, candidates=1,
-                           rule=f"method.{parameter} = {value} from the spec (not tuned)",
+                           rule=f"method.{parameter} = {value} from {origin} (not tuned)",
                            seconds=time.perf_counter() - started)
     if spec.strategy == "lattice":
         if search is None:
@@ -516,8 +520,9 @@ def tune(
         narrowed = "" if spec.resolution is None else f", to a range within {spec.resolution:g} of its end"
         ended = int(round(value)) if integer else float(value)
         evaluations = list(seen.values())
-        rule = (f"rule-based search (Figure 6) over {span}{narrowed}: the most private {parameter} whose accuracy "
-                f"stays within t_a={spec.accuracy_gap:g} of the least private one ({safer} is safer)")
+        rule = (f"rule-based bisection over {span}{narrowed} (Kim, Chen & Gangopadhyay 2012, their Figure 6): the "
+                f"most private {parameter} whose accuracy stays within the accuracy gap {spec.accuracy_gap:g} "
+                f"(tuning.accuracy_gap, the paper's t_a) of the least private one's ({safer} is safer)")
         if spec.choice == "paper":
             return done(value, evaluations, count or len(seen),
                         f"{rule}; Figure 6's last midpoint as the paper returns it (tuning.choice paper)",

@@ -14,10 +14,22 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.release import PartsRelease
-from ppdp.schemas.reports import ClassAccuracy, DeltaR, GateResult, Roles, UtilityReport
+from ppdp.schemas.reports import ClassAccuracy, DeltaR, GateResult, MarginalDistances, Roles, UtilityReport
 from ppdp.schemas.spec import UtilitySpec
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import InputError
+
+
+def marginals_line(m: MarginalDistances | None) -> str:
+    """The label-free utility figures in one line (log, CLI summary)."""
+    if m is None:
+        return "no label-free figures"
+
+    def f(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.4f}"
+
+    return (f"1-way marginal distance {f(m.one_way)}, 2-way {f(m.two_way)} ({m.columns} columns, {m.pairs} pairs), "
+            f"correlation difference {f(m.correlation_difference)} (0 = same as the input)")
 
 
 def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed: int
@@ -27,15 +39,18 @@ def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed:
     return frame.iloc[train].reset_index(drop=True), frame.iloc[test].reset_index(drop=True)
 
 
-def split_holdout_keyed(frame: pd.DataFrame, class_column: str, fraction: float, seed: int,
+def split_holdout_keyed(frame: pd.DataFrame, class_column: str | None, fraction: float, seed: int,
                         fingerprints: np.ndarray, stable: bool = False
                         ) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
     """:func:`split_holdout`, also returning the rows' ``fingerprints`` (one per row of ``frame``) in the order of
     the training rows then the held-out rows. ``stable``: a record is held out by its fingerprint (a keyed hash)
     rather than by a seeded stratified draw, so that it falls on the same side in every release of a growing table
     (what keeping group memberships across a series needs); about ``fraction`` of the rows are held out, not
-    stratified."""
+    stratified. ``class_column`` None: no classifier is trained, so nothing is held out (every row trains; the
+    held-out rows are an empty table of the same columns)."""
     fingerprints = np.asarray(fingerprints, dtype=np.int64)
+    if class_column is None:
+        return frame.reset_index(drop=True), frame.iloc[:0].reset_index(drop=True), fingerprints
     if stable:
         share = (fingerprints.view(np.uint64) >> np.uint64(11)).astype(np.float64) / float(2**53)
         held = share < fraction
@@ -197,6 +212,22 @@ def split_release(release, frame: pd.DataFrame, class_column: str, fraction: flo
     held = np.isin(np.asarray(release.row_source), test_positions)
     frame = release.frame
     return frame.loc[~held].reset_index(drop=True), frame.loc[held].reset_index(drop=True)
+
+
+def release_information_loss(original: pd.DataFrame, released: pd.DataFrame, roles: Roles, generalized: bool
+                             ) -> tuple[float, float]:
+    """(mean shift, correlation loss) of ``released`` against ``original`` as :func:`evaluate_utility` measures
+    them: every attribute encoded and standardized on ``original``, or, for a ``generalized`` release (every row
+    recoded), its numeric attributes only, interval labels read as their midpoint."""
+    if not generalized:
+        encoder = feature_encoder(original, roles)
+        return information_loss(encoder.transform(original), encoder.transform(released))
+    numeric = [c for c in roles.attributes if roles.get(c).kind is ColumnKind.numeric]
+    if not numeric:
+        return 0.0, 0.0
+    decoded, _ = decode_generalized(released, roles)
+    encoder = feature_encoder(original, roles.model_copy(update={"columns": [roles.get(c) for c in numeric]}))
+    return information_loss(encoder.transform(original), encoder.transform(decoded))
 
 
 def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,

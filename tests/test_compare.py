@@ -273,7 +273,10 @@ def test_a_dask_run_gives_the_thread_runs_table(prefect_harness, workspace):
     spec = spec_file(workspace, privacy={"k": 10}, method={"name": "mdav"}, tuning={"strategy": "bisect", "max": 40})
     threads = ppdp.compare(spec, methods=["mdav", "noise", "sample_generation"])
     dask = ppdp.compare(spec, methods=["mdav", "noise", "sample_generation"], runner="dask")
-    assert compare.comparable(threads) == compare.comparable(dask)
+    a, b = compare.comparable(threads), compare.comparable(dask)
+    differing = [(ra["method"], key, ra[key], rb.get(key)) for ra, rb in zip(a["rows"], b["rows"])
+                 for key in ra if ra[key] != rb.get(key)]
+    assert a == b, differing
 
 
 @pytest.mark.slow

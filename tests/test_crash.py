@@ -49,6 +49,7 @@ POINTS = {
     "pending-uncommitted": "staging",      # killed inside the pending entry's transaction: no entry
     "pending-appended": "rolled_back",     # just before the rename
     "renamed": "completed",                # just after the rename
+    "latest-written": "completed",         # the dataset's LATEST names it, its completing entry not yet
     "published-uncommitted": "completed",  # inside the completing entry's transaction
     "completed": "intact",                 # after the completing entry
 }
@@ -217,7 +218,7 @@ def test_a_kill_at_every_publish_point_is_recovered(site, tmp_path):
         check_kill(site, root, point, drive(site, root, point), cli=False)
         assert first <= releases_on_disk(root)
     statuses = [e.status for e in audit.list_entries(root)]
-    assert statuses.count("published") == 1 + 3 and statuses.count("rolled_back") == 1, statuses
+    assert statuses.count("published") == 1 + 4 and statuses.count("rolled_back") == 1, statuses
 
 
 def test_recovery_killed_midway_is_finished_by_running_it_again(site, tmp_path):
@@ -245,7 +246,7 @@ def cli_kills(site, tmp_path, points: list[str]) -> Path:
     assert drive(site, root, None).returncode == 0  # one published release already (a trail of its own)
     spec = site.spec(root, f"cli-{tmp_path.name}")
     for point in points:
-        check_kill(site, root, point, run([PPDP, "run", spec], site.env(point)))
+        check_kill(site, root, point, run([PPDP, "run", spec, "--force"], site.env(point)))  # else unchanged
     return root
 
 
@@ -259,7 +260,7 @@ def test_ppdp_run_killed_just_before_the_rename(site, tmp_path):
 @pytest.mark.slow
 def test_ppdp_run_killed_at_every_point(site, tmp_path):
     root = cli_kills(site, tmp_path, list(POINTS))
-    assert len(releases_on_disk(root)) == 1 + 3
+    assert len(releases_on_disk(root)) == 1 + 4
 
 
 @pytest.mark.slow
@@ -275,7 +276,7 @@ def test_ppdp_run_killed_at_random_moments(site, tmp_path):
     outcomes: list[str] = []
     for delay in rng.uniform(0.6 * took, 1.1 * took, size=6):
         count = len(published(root))
-        proc = subprocess.Popen([str(PPDP), "run", str(spec)], env=site.env(), stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([str(PPDP), "run", str(spec), "--force"], env=site.env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         try:
             proc.wait(timeout=delay)
@@ -555,7 +556,7 @@ def test_a_kill_around_the_ledger_write_leaves_no_counted_release(site, tmp_path
     spec = site.spec(root, f"ledger-{point}")
     assert run([PPDP, "run", spec], site.env()).returncode == 0
     [first] = published(root)
-    killed = run([PPDP, "run", spec], site.env(point))
+    killed = run([PPDP, "run", spec, "--force"], site.env(point))  # the same input again: else unchanged
     assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
     out = recover_and_check(site, root, before=releases_on_disk(root))
     assert "rolled back" in out
@@ -566,7 +567,7 @@ def test_a_kill_around_the_ledger_write_leaves_no_counted_release(site, tmp_path
         assert sorted(states.values()) == ["published", "rolled_back"], states
     else:
         assert list(states.values()) == ["published"], states
-    again = run([PPDP, "run", spec], site.env())
+    again = run([PPDP, "run", spec, "--force"], site.env())
     assert again.returncode == 0, again.stderr[-2000:]
     newest = max(p for p in published(root) if p != first)
     manifest = load_manifest(root / newest)

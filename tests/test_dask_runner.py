@@ -109,7 +109,7 @@ def test_dask_release_publishes_the_thread_runners_data(workspace, local_cluster
     _rebind_prefect_console_handlers()  # bound to the CLI runner's stream, closed now
     import ppdp as api
 
-    thread = api.release(spec, runner="thread")
+    thread = api.release(spec, runner="thread", force=True)  # the same spec (runner aside): else unchanged
     [dask_folder] = [p.parent for p in workspace.root.glob("*/*/manifest.json") if p.parent != Path(thread.folder)]
     assert dask_folder.name in ran.output
 

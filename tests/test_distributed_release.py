@@ -361,7 +361,7 @@ def test_a_partitioned_release_joins_the_series_whatever_its_dataset_name(worksp
     assert float(np.mean(pairs.map(pairs.value_counts()) < 8)) > 0  # some records fall below k: the attack is real
     # the same classes under the same name: judged with the first, nothing new, published
     again = ppdp("run", spec_for(workspace, "parts", source, name="mondrian", k=8, mode="strict",
-                                 hierarchies={"zip": {"type": "prefix", "step": 1}}))
+                                 hierarchies={"zip": {"type": "prefix", "step": 1}}), "--force")  # else unchanged
     assert again.exit_code == 0, again.output
     latest = sorted((workspace.root / "parts").glob("*/manifest.json"))[-1].parent
     assert load_manifest(latest).series.earlier == [folder.name] and load_manifest(latest).series.holds

@@ -705,7 +705,11 @@ def test_the_published_model_is_the_centralized_one(federation):
     spec, folder, manifest = federation["spec"], federation["folder"], federation["manifest"]
     assert f"published federated naive Bayes model {manifest.release_id}" in federation["output"]
     assert "north_clinic, south_clinic, city_hospital" in federation["output"]
-    assert sorted(p.name for p in folder.iterdir()) == ["data.parquet", "manifest.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["data.parquet", "manifest.json", "report.html"]
+    page = (folder / "report.html").read_text(encoding="utf-8")
+    assert "Every claim below holds" in page and manifest.release_id in page
+    regenerated = ppdp("report", folder)  # the page is regenerated from the folder alone, byte for byte
+    assert regenerated.exit_code == 0 and "is up to date" in regenerated.output, regenerated.output
     model = F.FederatedModel.from_release(folder)
     union = union_of(spec)
     central = F.FederatedModel.from_counts(spec, F.count_frame(union, spec))

@@ -181,11 +181,11 @@ def test_sanitize_applies_the_rare_value_rule():
     assert any(c.name == "occupation" for c in release.rare.columns)
 
 
-def test_the_readme_python_example_runs_as_written(monkeypatch):
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    block = readme.split("## The Python API", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+def test_the_documented_python_example_runs_as_written(monkeypatch):
+    page = (Path(__file__).resolve().parents[1] / "docs" / "python-api.md").read_text(encoding="utf-8")
+    block = page.split("```python", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(Path(__file__).resolve().parents[1])
-    exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    exec(compile(block, "docs/python-api.md", "exec"), {})  # noqa: S102 - the documentation's own example
 
 
 # -- the rare-value rule on the published rows, class labels ----------------------------------------------------

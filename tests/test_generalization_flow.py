@@ -98,13 +98,16 @@ def test_census_generalized_publishes_every_row_k_anonymous(workspace):
     assert ok.exit_code == 0, ok.output
 
 
-def test_no_node_meeting_the_gates_is_a_rejection_naming_the_gate(workspace):
-    # sex as the sensitive attribute has two values: no class, not even the whole table, is 3-diverse
+def test_a_gate_no_node_can_meet_is_refused_before_the_search_naming_the_gate(workspace):
+    # sex as the sensitive attribute has two values: no class, not even the whole table (the lattice's top node),
+    # is 3-diverse; that is known from the table before any search (the search's own "no node of the lattice"
+    # refusal: tests/test_generalization.py)
     qis = {q: "quasi_identifier" for q in QIS if q not in ("sex", "education")}
-    line = refused(workspace, "nonode", 3, "l = 3", columns=columns(sex="sensitive", **qis),
+    line = refused(workspace, "nonode", 2, "privacy.l", columns=columns(sex="sensitive", **qis),
                    privacy={"k": 5, "l": 3}, method=generalization(suppression_limit=0.0),
                    tuning={"strategy": "lattice"})
-    assert "no node of the lattice" in line
+    assert "2 distinct values of the sensitive column" in line and "lower privacy.l to 2" in line
+    assert not list((workspace.root / "nonode").glob("*/manifest.json"))
 
 
 def test_a_suppression_limit_outside_zero_one_is_refused(workspace):

@@ -212,10 +212,11 @@ def test_canary_reaches_no_message_audit_entry_or_prefect_file(workspace):
     # the header: a column named like data
     attempt("header", frame.rename(columns={"race": CANARY_HEADER}), "header.csv", f"column {position['race']}",
             "e-mail")
-    # cells: stray text in a number column, counted by GX, never quoted
+    # cells: stray text in a number column, counted, never quoted
     cells = frame.assign(hours_per_week=frame["hours_per_week"].astype(object))
     cells.loc[10, "hours_per_week"] = CANARY
-    attempt("cells", cells, "cells.csv", "match_regex(hours_per_week) 1 of 600",
+    attempt("cells", cells, "cells.csv", f"column {position['hours_per_week']} ('hours_per_week'): 1 of 600 rows "
+            "is not a number (first at data row 11)",
             columns={"person_id": "identifier", "income": "class",
                      "hours_per_week": {"role": "quasi_identifier", "kind": "numeric"}})
     # a cell outside a declared order, the order itself holding the canary

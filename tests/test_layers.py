@@ -130,25 +130,94 @@ def test_algorithms_never_import_prefect_and_the_flow_only_wires():
     assert "import pandas" not in flow and "import numpy" not in flow
 
 
-def test_installing_puts_one_top_level_package(tmp_path):
-    """A wheel of the project holds one top-level import package, ppdp (no tasks, schemas, flows...)."""
+def clean_copy(into: Path) -> Path:
+    """The repository's sources copied without build/, .venv/ or .git/: a wheel built in the working tree packs
+    whatever a former build left in build/lib (a deleted module; or a package the package list misses, which would
+    hide the miss)."""
+    import shutil
+
+    skip = {".venv", ".git", "build", "site", "examples", "benchmarks", ".pytest_cache", ".hypothesis", "__pycache__"}
+    shutil.copytree(REPO, into, ignore=lambda _d, names: [n for n in names if n in skip or n.endswith(".egg-info")])
+    return into
+
+
+def build_wheel(tmp_path: Path, source: Path | None = None) -> Path:
+    """A wheel of ``source`` (by default a clean copy of the repository) in ``tmp_path/dist``."""
+    source = source or clean_copy(tmp_path / "source")
     result = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                             "-w", str(tmp_path), str(REPO)], capture_output=True, text=True, timeout=300)
+                             "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True, timeout=300)
     if result.returncode != 0 and "No module named" in result.stderr:
         pytest.skip("pip wheel needs setuptools and wheel in the environment")
     assert result.returncode == 0, result.stderr[-2000:]
+    [wheel] = list((tmp_path / "dist").glob("ppdp-*.whl"))
+    return wheel
+
+
+def test_installing_puts_one_top_level_package(tmp_path):
+    """A wheel of the project holds one top-level import package, ppdp (no tasks, schemas, flows...), and every
+    module and data file of the mapped folders (setup.py finds the packages: none is listed by hand)."""
     import zipfile
 
-    [wheel] = list(tmp_path.glob("ppdp-*.whl"))
-    names = zipfile.ZipFile(wheel).namelist()
+    names = zipfile.ZipFile(build_wheel(tmp_path)).namelist()
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith((".dist-info", ".data"))}
     assert tops == {"ppdp"}, tops
-    for sub in ("ppdp/schemas/spec.py", "ppdp/tasks/sanitize/registry.py", "ppdp/flows/cli.py",
-                "ppdp/expectations/input_base.json", "ppdp/schemas/release.schema.json", "ppdp/api.py"):
+    for sub in ("ppdp/expectations/input_base.json", "ppdp/schemas/release.schema.json",
+                "ppdp/schemas/manifest.schema.json", "ppdp/tasks/report/style.css"):
         assert sub in names, sub
-    # every module of the mapped folders (pyproject lists the subpackages by hand: a new one must be listed)
     mapped = {"ppdp": "ppdp", "schemas": "ppdp/schemas", "tasks": "ppdp/tasks", "flows": "ppdp/flows",
               "expectations": "ppdp/expectations", "deployments": "ppdp/deployments"}
     modules = {f"{into}/{p.relative_to(REPO / folder).as_posix()}" for folder, into in mapped.items()
                for p in (REPO / folder).rglob("*.py") if "__pycache__" not in p.parts}
     assert modules - set(names) == set()
+    assert {n for n in names if n.endswith(".py")} - modules == set()  # nothing stale, nothing from elsewhere
+
+
+def test_a_new_subpackage_is_found_without_a_listing(tmp_path):
+    """setup.py finds a subpackage added to a mapped folder (the package list of pyproject.toml once missed
+    ppdp.tasks.privacy.risk and a wheel install failed with ImportError)."""
+    import zipfile
+
+    source = clean_copy(tmp_path / "source")
+    added = source / "tasks" / "privacy" / "brand_new"
+    added.mkdir()
+    (added / "__init__.py").write_text('"""added by the test"""\n', encoding="utf-8")
+    (added / "measure.py").write_text("VALUE = 1\n", encoding="utf-8")
+    wheel = build_wheel(tmp_path, source)
+    assert "ppdp/tasks/privacy/brand_new/measure.py" in zipfile.ZipFile(wheel).namelist()
+
+
+@pytest.mark.slow
+def test_a_release_runs_from_the_installed_wheel(tmp_path):
+    """Install the wheel (not editable) into a fresh virtual environment and run the demo release from it, in a
+    folder outside the repository, so that nothing resolves to the working tree. The third-party dependencies come
+    from this environment's site-packages (a path entry: no network), not the project itself."""
+    import shutil
+    import site
+    import venv
+
+    wheel = build_wheel(tmp_path)
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=False).create(env_dir)
+    python = env_dir / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    # this environment's packages, after the fresh one's own (a plain path entry: its .pth files, among them the
+    # editable install of the working tree, are not processed)
+    (Path(purelib) / "zz_dependencies.pth").write_text("\n".join(site.getsitepackages()) + "\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
+                           "-q", str(wheel)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    work = tmp_path / "work"
+    (work / "data").mkdir(parents=True)
+    shutil.copy(REPO / "examples" / "census_demo.yaml", work / "census_demo.yaml")
+    shutil.copy(REPO / "examples" / "data" / "census_demo.csv", work / "data" / "census_demo.csv")
+    where = subprocess.run([str(python), "-c", "import ppdp, ppdp.tasks.privacy.risk; print(ppdp.__file__)"],
+                           cwd=work, capture_output=True, text=True)
+    assert where.returncode == 0, where.stderr[-2000:]
+    assert Path(where.stdout.strip()).is_relative_to(purelib), where.stdout  # the wheel's copy, not the tree
+    done = subprocess.run([str(env_dir / "bin" / "ppdp"), "run", "census_demo.yaml", "--set", "tuning.strategy=fixed"],
+                          cwd=work, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-2000:])
+    assert "published release" in done.stdout
+    [manifest] = list((work / "releases").glob("census_demo/*/manifest.json"))
+    assert manifest.is_file()

@@ -246,8 +246,8 @@ def test_a_second_mdav_release_with_another_k_is_refused_naming_the_first(worksp
     assert second.exit_code == 3 and len(lines) == 1, second.output
     assert f"earlier release {rid}" in lines[0] and "candidate set" in lines[0] and "fewer than k=10" in lines[0]
     assert workspace.under_root() == before and ledger_releases(workspace.root) == [rid]
-    # the same spec again: the same classes, nothing new to learn; published, and recounted independently
-    again = ppdp("run", mdav_spec(workspace))
+    # the same spec again: the same classes, nothing new to learn; published (--force: else unchanged), recounted
+    again = ppdp("run", mdav_spec(workspace), "--force")
     assert again.exit_code == 0, again.output
     a, b = ledger_releases(workspace.root)
     sizes = recount(workspace.root, a, b)
@@ -313,7 +313,7 @@ def test_a_lost_ledger_refuses_the_next_release(workspace):
     assert ppdp("run", mdav_spec(workspace)).exit_code == 0
     path = series.ledger_path(workspace.root)
     path.unlink()
-    result = ppdp("run", mdav_spec(workspace))
+    result = ppdp("run", mdav_spec(workspace), "--force")  # without --force: unchanged, nothing to judge
     assert result.exit_code == 3 and "not in the series ledger" in result.stderr, result.output
     assert len(result.stderr.strip().splitlines()) == 1
 
@@ -334,7 +334,7 @@ def test_averaged_noisy_copies_are_measured_and_bounded(workspace):
             assert "linkage of averaged copies" in result.stderr, result.output
             break
         assert result.exit_code == 0, result.output
-        manifest = load_manifest(sorted((workspace.root / "census").iterdir())[-1])
+        manifest = load_manifest(sorted(p for p in (workspace.root / "census").iterdir() if p.is_dir())[-1])
         [fig] = [f for f in manifest.series.figures if f.name == "linkage of averaged copies"]
         assert fig.value <= 0.09 and fig.holds
     assert outcomes and set(outcomes) <= {0, 3}
@@ -412,7 +412,7 @@ def dp_spec(workspace, **over):
 def test_the_third_release_spending_half_the_budget_is_refused(workspace, monkeypatch):
     spec = dp_spec(workspace)
     for i in (1, 2):
-        result = ppdp("run", spec)
+        result = ppdp("run", spec, "--force")  # the same input again: --force, else unchanged (no budget spent)
         assert result.exit_code == 0, result.output
         assert f"epsilon {0.5 * i:g} spent of 1" in result.output
     before = workspace.under_root()
@@ -424,7 +424,7 @@ def test_the_third_release_spending_half_the_budget_is_refused(workspace, monkey
 
     monkeypatch.setattr(DpSynthesizer, "_sanitize", never)
     for args in ([], ["--set", "dataset=census-renamed"]):
-        third = ppdp("run", spec, *args)
+        third = ppdp("run", spec, "--force", *args)
         lines = third.stderr.strip().splitlines()
         assert third.exit_code == 3 and len(lines) == 1, third.output
         assert "privacy budget exceeded" in lines[0] and "spent epsilon 1 " in lines[0], lines[0]

@@ -245,11 +245,14 @@ def write_row_file(staging: Path, number: int, release_id: str, spec: ReleaseSpe
     perm = np.random.default_rng(derived_seed(spec.seed, order_key, "order", number)).permutation(table.num_rows)
     table = table.take(pa.array(perm))
     frame = table.to_pandas()
-    outcomes = validate_frame(frame, output_suite(list(frame.columns), roles, spec, "record"))
+    suite = output_suite(list(frame.columns), roles, spec, "record")
+    outcomes = validate_frame(frame, suite)
     failed = [o for o in outcomes if not o.success]
-    if failed:
-        raise ReleaseRejected(f"output suite failed on {name}: " + "; ".join(
-            o.expectation + (f"({o.column})" if o.column else "") for o in failed), [o.expectation for o in failed])
+    if failed:  # in plain words, never a value (the rows are shuffled: no row number)
+        from ppdp.tasks.expectation_text import describe
+
+        raise ReleaseRejected(f"output suite failed on {name}: " + "; ".join(describe(failed, suite, None,
+                              list(frame.columns))), [o.expectation for o in failed])
     rows, _ = write_data_file(table, staging / name, release_id)
     for p in pieces:
         p.unlink()

@@ -34,6 +34,8 @@ from ppdp.tasks.publish import (
     publish_staged,
     seal,
 )
+from ppdp.tasks.report.model import render_model_report
+from ppdp.tasks.report.page import REPORT_NAME
 from ppdp.tasks.staging import fault_point
 
 KIND = "federated_naive_bayes"
@@ -135,8 +137,9 @@ def build_manifest(*, release_id: str, started: datetime, spec: FederateSpec, sp
 def stage_model(frame: pd.DataFrame, manifest: FederatedManifest, root: Path
                 ) -> tuple[Path, FederatedManifest, str, dict[str, str]]:
     """Write ``data.parquet`` and ``manifest.json`` into ``<root>/.staging-<release_id>`` and fsync them, as
-    :func:`ppdp.tasks.publish.stage_release` does for a release (no report: a model has no privacy claims to
-    render); return (staging folder, manifest with ``output_sha256``, manifest hash, the exact file list)."""
+    :func:`ppdp.tasks.publish.stage_release` does for a release, and ``report.html`` (the model's claims
+    re-checked from the staged files: :func:`ppdp.tasks.report.model.render_model_report`); return (staging folder,
+    manifest with ``output_sha256``, manifest hash, the exact file list)."""
     with new_staging(root, manifest.dataset, manifest.release_id) as staging:
         m_hash = manifest_sha256(manifest)
         table = pa.Table.from_pandas(frame, schema=MODEL_SCHEMA, preserve_index=False)
@@ -148,6 +151,11 @@ def stage_model(frame: pd.DataFrame, manifest: FederatedManifest, root: Path
         manifest = manifest.model_copy(update={"output_sha256": file_sha256(staging / "data.parquet")})
         (staging / "manifest.json").write_text(manifest.model_dump_json(indent=2) + "\n", encoding="utf-8")
         _check_reads_back(staging / "manifest.json", manifest)
+        holds, report = model_report(staging)
+        if not holds:
+            raise PublishError(f"release {manifest.release_id}: the staged model fails its own re-check; nothing "
+                               "published")
+        (staging / REPORT_NAME).write_text(report, encoding="utf-8")
         files = seal(staging)
     fault_point("staged")
     return staging, manifest, m_hash, files
@@ -181,6 +189,25 @@ def publish_model(frame: pd.DataFrame, manifest: FederatedManifest, started: dat
     final, manifest, _ = publish_staged(manifest, lambda root: stage_model(frame, manifest, root), started,
                                         " (federated naive Bayes model)", after_pending=record.write, private=private)
     return final, manifest
+
+
+def model_report(folder: str | os.PathLike[str]) -> tuple[bool, str]:
+    """(whether every claim holds, the HTML of ``report.html``) of a federated model's folder, from its
+    ``manifest.json`` and ``data.parquet`` alone: the page :func:`stage_model` writes and ``ppdp report``
+    regenerates."""
+    folder = Path(folder)
+    manifest, checks = recheck_model(folder)
+    files = {name: file_sha256(folder / name) for name in ("data.parquet", "manifest.json")}
+    return all(c.holds for c in checks), render_model_report(manifest, checks, files)
+
+
+def is_model_folder(folder: str | os.PathLike[str]) -> bool:
+    """Whether ``folder`` holds a federated model's manifest (its ``kind``), not a release's."""
+    try:
+        return json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8")).get("kind") == \
+            "federated_naive_bayes"
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 # -- re-checking a published model (ppdp validate --release) -----------------------------------------------------

@@ -88,6 +88,10 @@ def report_markdown(manifest: Manifest) -> str:
     if u is None:  # withheld: measured on real held-out rows (a differential_privacy release)
         lines += ["", "**Utility:** withheld (measured on real held-out rows, not differentially private: kept in "
                       "the publisher's private record)."]
+    elif u.accuracy is None:  # no classifier (no class column): the label-free measures only
+        from ppdp.tasks.utility import marginals_line
+
+        lines += ["", f"**Utility** (no classifier, nothing held out): {marginals_line(u.marginals)}."]
     else:
         ratio = "" if u.ratio is None else f", ratio {u.ratio:.3f}"
         lines += ["", f"**Utility:** accuracy {u.accuracy:.4f} when a {_md(u.classifier)} classifier is trained on "
@@ -212,10 +216,15 @@ def report_table(manifest: Manifest) -> list[TableRow]:
     figure("linkage risk", "share of original records linked to their own published record or group",
            p.linkage_risk, m.unit)
     figure("DCR quantile", "distance to closest record at the policy's quantile", p.dcr_quantile, m.unit)
-    if u is not None:  # None: withheld (a differential_privacy release)
+    if u is not None and u.accuracy is not None:  # None: withheld (a differential_privacy release)
         figure("accuracy", f"{u.classifier} trained on the release, tested on held-out rows", u.accuracy)
         figure("accuracy (original)", f"{u.classifier} trained on the original rows", u.accuracy_original)
         figure("accuracy ratio", "release accuracy / original accuracy", u.ratio)
+    if u is not None and u.marginals is not None:  # label-free: the published table against the input table
+        figure("1-way marginal distance", "total variation distance per column, mean", u.marginals.one_way)
+        figure("2-way marginal distance", "total variation distance per column pair, mean", u.marginals.two_way)
+        figure("correlation difference", "mean |difference| of numeric columns' correlations",
+               u.marginals.correlation_difference)
         for dr in u.delta_r:
             figure(f"delta R {dr.classifier}", "R_p - (1 - epsilon) R_o", dr.value)
     if m.withheld is not None:

@@ -179,8 +179,10 @@ def summary(page: Context) -> str:
                                 if m.privacy.floor is not None and m.privacy.floor.accepted is not None
                                 else "<b>some rows fail</b>", None: "made before the floor"}[floor_verdict(m)]),
         ("accuracy", _e(f"{u.accuracy:.3f}"),
-         f"original {u.accuracy_original:.3f}" + (f", ratio {ratio:.2f}" if ratio is not None else ""))
-        if u is not None else ("accuracy", "withheld", "measured on real held-out rows"),
+         f"original {u.accuracy_original or 0.0:.3f}" + (f", ratio {ratio:.2f}" if ratio is not None else ""))
+        if u is not None and u.accuracy is not None else
+        ("2-way marginal distance", _e(_fmt(u.marginals.two_way, 3)), "label-free utility (0: as the input)")
+        if u is not None and u.marginals is not None else ("accuracy", "withheld", "measured on real held-out rows"),
     ])
     described = method_text(m.method.name)
     protects, lacks = protection_text(m)
@@ -301,7 +303,8 @@ def policy(page: Context) -> str:
     else:
         parts.append('<p class="muted">The manifest lists no privacy claim.</p>')
     if failing:
-        parts.append(f'<div class="verdict bad">{len(failing)} of {len(claims)} claims do not hold.</div>')
+        verb = "does not hold" if len(failing) == 1 else "do not hold"
+        parts.append(f'<div class="verdict bad">{len(failing)} of {len(claims)} claims {verb}.</div>')
     elif claims:
         parts.append(f'<div class="verdict ok">Every privacy claim holds ({len(claims)} of {len(claims)}).</div>')
     parts.append(f'<p class="note">The policy is what this release\'s spec asks for; the safety floor beneath '
@@ -318,6 +321,19 @@ def utility(page: Context) -> str:
                 "differentially private, so this release does not publish it. It is kept in the publisher's private "
                 "record. The utility gates of the spec (" + _e(_utility_gates_text(m)) + ") decided whether the "
                 "release was published: that decision is one bit about the data.</p>")
+    if u.accuracy is None or u.accuracy_original is None:  # no classifier: nothing held out, no label needed
+        parts = [f"<p>No classifier was trained (the table has no class column, or the spec sets "
+                 f"<code>utility.classifier: none</code>): no row was held out, and utility is measured by "
+                 f"label-free measures of the {_fmt(u.train_rows)} published rows against the input.</p>",
+                 _marginals_html(u),
+                 _cards([("mean shift", _e(_fmt(u.mean_shift, 3)), "|mean difference| / sd"),
+                         ("correlation loss", _e(_fmt(u.correlation_loss, 3)), "mean |correlation difference|, "
+                          "encoded attributes")])]
+        lat = m.tuning.lattice
+        if lat is not None and "loss" in lat.measures:
+            parts.append(f"<p class=\"note\">ARX's loss (generalized information loss) of the chosen lattice node: "
+                         f"{_e(_fmt(lat.measures['loss']))}.</p>")
+        return "".join(parts)
     ratio = "n/a" if u.ratio is None else f"{u.ratio:.3f}"
     parts = [
         f"<p>A <b>{_e(u.classifier)}</b> classifier trained on the published rows ({_fmt(u.train_rows)}) and "
@@ -330,6 +346,9 @@ def utility(page: Context) -> str:
                 ("mean shift", _e(_fmt(u.mean_shift, 3)), "|mean difference| / sd"),
                 ("correlation loss", _e(_fmt(u.correlation_loss, 3)), "mean |correlation difference|")]),
     ]
+    if u.marginals is not None:
+        parts.append("<h3>Label-free measures</h3>")
+        parts.append(_marginals_html(u))
     if u.gates:
         parts.append("<h3>Utility gates</h3>")
         parts.append(_claims_table(u.gates, recheck=False))
@@ -384,6 +403,23 @@ def utility(page: Context) -> str:
                      "suppressed cell); the mean shift and correlation loss above summarize the loss over the "
                      "encoded attributes.</p>")
     return "".join(parts)
+
+
+def _marginals_html(u) -> str:
+    """The label-free utility figures (:mod:`ppdp.tasks.marginals`) as cards and a note saying how they are read."""
+    g = u.marginals
+    if g is None:
+        return ""
+    return _cards([
+        ("1-way marginal distance", _e(_fmt(g.one_way, 3)), f"mean over {_fmt(g.columns)} columns (worst "
+         f"{_e(_fmt(g.one_way_worst, 3))})"),
+        ("2-way marginal distance", _e(_fmt(g.two_way, 3)), f"mean over {_fmt(g.pairs)} column pairs"),
+        ("correlation difference", _e(_fmt(g.correlation_difference, 3)),
+         f"mean |difference| of {_fmt(g.numeric_columns)} numeric columns' correlations"),
+    ]) + ('<p class="note">Label-free utility: the total variation distance (0: the same distribution, 1: nothing '
+          "in common) between the published table and the input table, of each column (1-way) and of each pair of "
+          f"columns (2-way); numeric columns are read in up to {g.bins} equal-frequency bins fixed from the input "
+          "(an interval label as its midpoint; a suppressed or missing cell as a category of its own).</p>")
 
 
 def _utility_gates_text(m) -> str:

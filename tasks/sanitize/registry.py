@@ -5,6 +5,7 @@ tests (which check that this registry and :data:`ppdp.schemas.params.PARAMS` nam
 
 from __future__ import annotations
 
+import difflib
 import time
 from importlib import import_module
 
@@ -49,6 +50,9 @@ def method_class(name: str) -> type[Sanitizer]:
     try:
         return REGISTRY[name]
     except KeyError:
+        close = difflib.get_close_matches(str(name), sorted(REGISTRY), n=1)
+        if close:
+            raise SpecError(f"unknown method {name!r}; did you mean {close[0]!r}?") from None
         raise SpecError(f"unknown method {name!r}: expected one of {', '.join(sorted(REGISTRY))}") from None
 
 
