@@ -73,7 +73,8 @@ def main() -> None:
         seconds = run_once(spec, folder / "releases")
         worst = max(worst, seconds)
         lines.append(f"| {i} | {seconds:.2f} |")
-    lines += ["", census_demo.target_line("ended after the signal, nothing published,", worst, TARGET_SECONDS)]
+    lines += ["", census_demo.target_line(f"ended within {TARGET_SECONDS:g} s of the signal, nothing published", worst,
+                                         TARGET_SECONDS)]
     census_demo.finish(lines, args)
 
 

@@ -284,6 +284,7 @@ print(json.dumps({"steps": seen, "main": pools(), "env": {k: os.environ.get(k) f
 """
 
 
+@pytest.mark.slow  # a whole Prefect flow in a fresh process: about 17 s
 def test_every_native_pool_runs_one_thread_inside_a_step_in_the_default_environment():
     import json
 

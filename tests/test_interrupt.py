@@ -169,10 +169,11 @@ def assert_nothing_published(root: Path, output: str) -> list:
 
 
 # -- before the rename -----------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("sig", "group", "ignored"), [(signal.SIGINT, False, True), (signal.SIGINT, True, False),
-                                                       pytest.param(signal.SIGTERM, False, False,
-                                                                    marks=pytest.mark.slow)],
-                         ids=["process-sigint-started-ignored", "group-sigint", "process-sigterm"])
+# a terminal's Ctrl-C (the group) by default; the other two in the slow suite (each a whole ppdp process)
+@pytest.mark.parametrize(("sig", "group", "ignored"), [
+    pytest.param(signal.SIGINT, False, True, marks=pytest.mark.slow, id="process-sigint-started-ignored"),
+    pytest.param(signal.SIGINT, True, False, id="group-sigint"),
+    pytest.param(signal.SIGTERM, False, False, marks=pytest.mark.slow, id="process-sigterm")])
 def test_a_signal_while_tuning_publishes_nothing(site, tmp_path, sig, group, ignored):
     """SIGINT during tuning, to the process (started with SIGINT ignored, as the issue's background job was: it
     published) or to its group (a terminal's Ctrl-C): exit 130, nothing published, the trail verifies,
@@ -191,6 +192,7 @@ def test_a_signal_while_tuning_publishes_nothing(site, tmp_path, sig, group, ign
     assert not alive(children)
 
 
+@pytest.mark.slow  # make test keeps the core case; .ci/run runs this one
 def test_sigint_just_before_the_rename_rolls_the_pending_entry_back(site, tmp_path):
     """SIGINT while the release is staged and its pending entry written (the run paused just before the rename):
     the rename is the point of no return, so the staging folder is removed and the pending entry rolled back."""

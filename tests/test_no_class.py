@@ -108,6 +108,7 @@ def test_k_anonymous_methods_publish_every_row_without_a_class(no_class, method,
         assert manifest.tuning.lattice is not None and "loss" in manifest.tuning.lattice.measures
 
 
+@pytest.mark.slow  # make test keeps the core case; .ci/run runs this one
 @pytest.mark.usefixtures("prefect_harness")
 def test_noise_publishes_every_row_without_a_class(no_class):
     spec = no_class({"name": "noise", "kind": "additive", "scale": 3.0}, {"max_linkage_risk": 0.09, "min_vd": 0.05})
@@ -122,6 +123,7 @@ def test_noise_publishes_every_row_without_a_class(no_class):
     assert manifest.utility.marginals.correlation_difference > 0
 
 
+@pytest.mark.slow  # make test keeps the core case; .ci/run runs this one
 @pytest.mark.usefixtures("prefect_harness")
 def test_tuning_without_a_class_uses_the_label_free_similarity(no_class):
     spec = no_class({"name": "mdav"}, {"k": 12}, tuning={"strategy": "grid", "max": 40, "buckets": 3})

@@ -104,6 +104,7 @@ def test_a_rerun_publishes_only_what_changed(workspace, monkeypatch):
     assert audit.verify(workspace.root) == []
 
 
+@pytest.mark.slow  # make test keeps the core case; .ci/run runs this one
 def test_latest_survives_refusals_rollbacks_and_recovery(workspace, monkeypatch):
     spec = workspace.spec()
     first = ppdp("run", spec)
@@ -161,6 +162,7 @@ publish_release(pd.read_parquet(template / "data.parquet"), manifest, {}, dateti
 """
 
 
+@pytest.mark.slow  # make test keeps the core case; .ci/run runs this one
 @pytest.mark.parametrize(("point", "outcome"), [("pending-appended", "rolled back"), ("renamed", "completed"),
                                                  ("latest-written", "completed"),
                                                  ("latest-written, folder altered", "rolled back")])
@@ -191,6 +193,7 @@ def test_a_killed_publish_leaves_latest_on_a_complete_release(workspace, point, 
     assert releases(workspace.root) == sorted({a, expected})
 
 
+@pytest.mark.slow  # make test keeps the core case; .ci/run runs this one
 def test_a_rerun_after_the_series_key_is_rotated(workspace, monkeypatch, tmp_path):
     spec = workspace.spec()
     first = ppdp("run", spec)
@@ -220,6 +223,7 @@ def test_a_rerun_after_the_series_key_is_rotated(workspace, monkeypatch, tmp_pat
     assert fourth.exit_code == 0 and fourth.stdout.startswith(f"unchanged since {b}\n"), fourth.output
 
 
+@pytest.mark.slow
 def test_the_api_and_the_flow_take_force(workspace):
     import ppdp as api
 
