@@ -317,6 +317,12 @@ def run(
             console.print(f"    class {label:<12} {acc:.4f}", markup=False)
         for name, value in result.delta_r.items():
             console.print(f"    delta R {name:<10} {value:+.4f}  (>= 0 keeps utility)", markup=False)
+        from ppdp.tasks.utility import marginals_line, tstr_lines
+
+        for line in tstr_lines(result.tstr, result.regression):
+            console.print(f"    {line}", markup=False)
+        if result.marginals is not None:
+            console.print(f"    {marginals_line(result.marginals)}", markup=False)
     if timings:
         from ppdp.flows.steps import step_breakdown, steps_seconds
 
@@ -371,7 +377,9 @@ def _summary_json(result, entered: float | None) -> dict:
     else:
         doc["utility"] = {"withheld": False, "accuracy": result.accuracy,
                           "accuracy_original": result.accuracy_original, "per_class": dict(result.per_class),
-                          "delta_r": dict(result.delta_r)}
+                          "delta_r": dict(result.delta_r),
+                          "tstr": [t.model_dump(mode="json") for t in result.tstr],
+                          "regression": [r.model_dump(mode="json") for r in result.regression]}
         marginals = getattr(result, "marginals", None)  # the label-free figures (a table without a class column)
         if marginals is not None:
             doc["utility"]["marginals"] = marginals.model_dump(mode="json")
@@ -664,21 +672,24 @@ def _print_comparison(result) -> None:
         return "" if value is None else ("holds" if value else "FAILS")
 
     console.print(f"compared {len(result.rows)} methods on {result.dataset} ({result.input_rows:,} rows, seed "
-                  f"{result.seed}, classifier {result.classifier}, {result.seconds:.1f} s)", markup=False)
+                  f"{result.seed}, classifier {result.classifier}, ranked by {result.rank_by}, "
+                  f"{result.seconds:.1f} s)", markup=False)
+    first_tstr = next((name for r in result.rows for name in r.tstr), None)  # the table's TSTR column
     # the text columns as wide as their widest cell: a tuned value is never cut off (a lattice node is long)
     wm = max([len("method"), *(len(r.method) for r in result.rows)])
     ws = max([len("status"), *(len(r.status) for r in result.rows)])
     wt = max([len("tuned"), *(len(r.tuned or "") for r in result.rows)])
     console.print(f"  {'method':<{wm}} {'status':<{ws}} {'tuned':<{wt}} {'policy':<6} {'floor':<6} {'util':<6} "
                   f"{'alone':>6} {'avg risk':>8} {'copies':>6} {'linkage':>7} {'gain':>6} {'acc ratio':>9} "
-                  f"{'seconds':>7}", markup=False)
+                  f"{'tstr':>6} {'seconds':>7}", markup=False)
     for r in result.rows:
         tuned = r.tuned or ""
         console.print(f"  {r.method:<{wm}} {r.status.replace('_', ' '):<{ws}} {tuned:<{wt}} "
                       f"{verdict(r.policy_holds):<6} "
                       f"{verdict(r.floor_holds):<6} {verdict(r.utility_holds):<6} {num(r.records_alone):>6} "
                       f"{num(r.average_risk):>8} {num(r.exact_copies):>6} {num(r.linkage_risk):>7} "
-                      f"{num(r.disclosure_gain):>6} {num(r.accuracy_ratio):>9} {r.seconds:>7.1f}", markup=False)
+                      f"{num(r.disclosure_gain):>6} {num(r.accuracy_ratio):>9} {num(r.tstr.get(first_tstr or '')):>6} "
+                      f"{r.seconds:>7.1f}", markup=False)
     for r in result.rows:
         if r.reason:
             console.print(f"  {r.method}: {r.reason}", markup=False)

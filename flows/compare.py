@@ -39,7 +39,9 @@ def _figures(row) -> str:
     name, risk = compare.risk_of(row)
     ratio = "n/a" if row.accuracy_ratio is None else f"{row.accuracy_ratio:.3f}"
     risk_text = "n/a" if risk is None else f"{risk:.4f}"
-    return (f"{row.status}{' (' + row.tuned + ')' if row.tuned else ''}: accuracy ratio {ratio}, {name} {risk_text}, "
+    tstr = "".join(f", TSTR {c} {a:.3f}" for c, a in row.tstr.items())  # train on the release, test on real rows
+    return (f"{row.status}{' (' + row.tuned + ')' if row.tuned else ''}: accuracy ratio {ratio}{tstr}, {name} "
+            f"{risk_text}, "
             f"policy {'holds' if row.policy_holds else 'fails'}, floor {'holds' if row.floor_holds else 'fails'} "
             f"({row.seconds:.1f}s)")
 

@@ -217,4 +217,5 @@ def release_partitioned(spec: ReleaseSpec, *, release_id: str, started: datetime
         accuracy=util.accuracy, accuracy_original=util.accuracy_original, claims=privacy.claims,
         attacker_view=privacy.attacker_view, floor=privacy.floor, series=judged.report, tuning_rule=trace.rule,
         tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
-        per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r})
+        per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r},
+        tstr=util.tstr, regression=util.regression)

@@ -289,6 +289,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None,
                         util.accuracy_original)
             for d in util.delta_r:
                 logger.info("[7/%d] utility: delta R %s %+.4f", STEPS, d.classifier, d.value)
+            for line in utility.tstr_lines(util.tstr, util.regression):
+                logger.info("[7/%d] utility: %s", STEPS, line)
         output_checks = check_output(release, roles, spec)
         manifest = build_manifest(
             release_id=release_id, started=started, spec=spec, spec_sha256=known["spec_sha256"], roles=roles,
@@ -311,6 +313,8 @@ def release_flow(spec_path: str, overrides: list[str] | None = None,
             per_class={c.label: c.sanitized for c in util.per_class},
             delta_r={d.classifier: d.value for d in util.delta_r},
             marginals=None if withholds(release.unit) else util.marginals,
+            tstr=[] if withholds(release.unit) else util.tstr,
+            regression=[] if withholds(release.unit) else util.regression,
         )
         artifacts = (f"the artifacts {artifact_key(manifest.dataset, 'release')} and "
                      f"{artifact_key(manifest.dataset, 'claims')}")

@@ -74,6 +74,14 @@ class CompareRow(Report):
     two_way_distance: float | None = Field(None, description="label-free utility: the mean 2-way marginal distance "
                                                              "between the release and the input (0: the same); what "
                                                              "ranks the methods when no classifier is trained")
+    tstr: dict[str, float] = Field(default_factory=dict, description="train on the release, test on the held-out "
+                                                                     "real rows: accuracy per classifier of "
+                                                                     "utility.tstr")
+    tstr_original: dict[str, float] = Field(default_factory=dict, description="the same classifiers trained on the "
+                                                                              "original training rows")
+    regression: dict[str, float | None] = Field(default_factory=dict, description="R^2 on the held-out real rows per "
+                                                                                  "column of utility.regression, "
+                                                                                  "trained on the release")
     accuracy_constant: float | None = Field(None, description="accuracy of always predicting the training rows' most "
                                                               "common class on the same held-out rows")
     signal: bool | None = Field(None, description="the classifier trained on the release recalls rows of at least two "
@@ -111,6 +119,9 @@ class CompareResult(Report):
     seed: int = Field(..., description="the spec's seed (every random choice derives from it)")
     runner: str = Field(..., description="where the methods ran (thread or dask)")
     classifier: str = Field(..., description="the utility classifier (the spec's utility.classifier)")
+    rank_by: str = Field("accuracy_ratio", description="the utility that ranked the methods (the spec's "
+                         "utility.rank_by, resolved): tstr:<classifier>, accuracy_ratio, two_way or "
+                         "regression:<column>")
     min_accuracy_ratio: float | None = Field(None, description="the spec's utility gate on the accuracy ratio")
     risk_gates: dict[str, float] = Field(default_factory=dict, description="the spec's gates on the plotted risks "
                                                                           "(max_average_risk, max_linkage_risk)")

@@ -20,7 +20,9 @@ from ppdp.schemas.reports import (
     MethodRecord,
     PrivacyReport,
     RareCategoryReport,
+    RegressionScore,
     Roles,
+    TstrScore,
     TuningTrace,
     UtilityReport,
 )
@@ -347,4 +349,9 @@ class ReleaseResult(BaseModel):
     delta_r: dict[str, float] = Field(default_factory=dict, description="paper 004's ΔR per classifier, if gated")
     marginals: MarginalDistances | None = Field(None, description="the label-free utility measures (null for a "
                                                 "differentially private release: measured on the input)")
+    tstr: list[TstrScore] = Field(default_factory=list, description="train on the release, test on held-out real "
+                                  "rows, per classifier of utility.tstr (empty for a differentially private release: "
+                                  "measured on the input)")
+    regression: list[RegressionScore] = Field(default_factory=list, description="R^2 per regression target (empty "
+                                              "for a differentially private release)")
     exit_code: int = 0

@@ -512,7 +512,11 @@ class DifferentialPrivacy(Report):
     privacy map says is spent, and where the categories and bins came from. Column names and counts only."""
 
     library: str = Field(..., description="the DP library and version that built the mechanism (e.g. opendp 0.16.0)")
-    mechanism: str = Field(..., description="the synthesizer (mst: OpenDP's MST over a contingency table)")
+    mechanism: str = Field(..., description="the synthesizer that ran (mst: OpenDP's MST over a contingency table; "
+                                            "aim: OpenDP's AIM)")
+    mechanism_choice: str | None = Field(None, description="why this synthesizer: asked for (method.mechanism), or "
+                                                           "the rule of method.mechanism auto with the public figures "
+                                                           "it compared (AIM's workload size)")
     definition: Literal["approximate", "pure"] = Field(
         ..., description="approximate: (epsilon, delta)-DP with delta spent on discovering categories privately; "
                          "pure: epsilon-DP (every column's categories public, delta spent 0)")
@@ -521,11 +525,20 @@ class DifferentialPrivacy(Report):
     epsilon: float = Field(..., description="the epsilon the method was asked to spend (method.epsilon)")
     delta: float = Field(..., description="the delta the method was allowed (method.delta)")
     epsilon_spent: float = Field(..., description="epsilon of the built mechanism for one row, from the library's "
-                                                  "privacy map (at most epsilon)")
+                                                  "privacy map (at most epsilon; with bin edges found under DP, the "
+                                                  "quantiles' and the synthesizer's maps added: basic composition)")
     delta_spent: float = Field(..., description="delta of the built mechanism for one row, from the library's privacy "
                                                 "map (at most delta; 0 for pure DP)")
-    binned: list[str] = Field(default_factory=list, description="numeric columns cut at public bin edges (the spec's "
+    binned: list[str] = Field(default_factory=list, description="numeric columns cut at bin edges (the spec's "
                                                                 "method.bins); values drawn uniformly inside each bin")
+    found_edges: dict[str, list[float]] = Field(
+        default_factory=dict, description="numeric columns whose inner bin edges were found under DP (method.bins with "
+        "lower, upper and count) -> the edges used: lower bound, DP quantiles (equal ones merged), upper bound (DP "
+        "output)")
+    bins_epsilon: float | None = Field(None, description="the part of epsilon given to the DP quantiles that found "
+                                                         "bin edges (method.bin_share of epsilon); null without them")
+    bins_epsilon_spent: float | None = Field(None, description="epsilon the DP quantiles spend for one row, from the "
+                                                               "library's privacy map (included in epsilon_spent)")
     public_categories: list[str] = Field(default_factory=list, description="columns whose categories were public "
                                                                            "(method.categories or a declared order)")
     discovered: list[str] = Field(default_factory=list, description="columns whose categories were discovered "
@@ -736,6 +749,27 @@ class MarginalDistances(Report):
                          "(0 to 2); null with fewer than two numeric columns")
 
 
+class TstrScore(Report):
+    """Train on the release, test on real rows (TSTR) for one classifier of the spec's ``utility.tstr``."""
+
+    classifier: str = Field(..., description="the classifier (one of the spec's utility.tstr)")
+    accuracy: float = Field(..., description="trained on the release, tested on the held-out real rows")
+    accuracy_original: float = Field(..., description="baseline: the same classifier trained on the original "
+                                                      "training rows, tested on the same held-out rows")
+
+
+class RegressionScore(Report):
+    """One regression target of the spec's ``utility.regression``: a HistGradientBoostingRegressor predicting the
+    column from the other published attributes, scored by R^2 on the held-out real rows."""
+
+    column: str = Field(..., description="the numeric column predicted (one of the spec's utility.regression)")
+    r2: float | None = Field(..., description="R^2 on the held-out real rows, trained on the release (1: exact; 0: "
+                                              "no better than the mean of the held-out rows; can be negative); null "
+                                              "when the release does not publish the column as numbers")
+    r2_original: float | None = Field(..., description="baseline: trained on the original training rows")
+    test_rows: int = Field(..., description="held-out rows scored (those with a value in the column)")
+
+
 class UtilityReport(Report):
     """The utility step: the spec's classifier trained on the release and on the original training rows, both
     tested on held-out rows; information loss; the label-free marginal distances; the utility gates. Without a
@@ -764,6 +798,11 @@ class UtilityReport(Report):
         ..., description="information loss: mean absolute difference of pairwise attribute correlations"
     )
     delta_r: list[DeltaR] = Field(default_factory=list, description="paper 004's criterion per classifier")
+    tstr: list[TstrScore] = Field(default_factory=list, description="train on the release, test on the held-out real "
+                                                                    "rows, per classifier of utility.tstr (empty "
+                                                                    "without a classifier)")
+    regression: list[RegressionScore] = Field(default_factory=list, description="R^2 per regression target of "
+                                                                                "utility.regression")
     delta_r_epsilon: float | None = Field(None, description="epsilon of paper 004's criterion (the spec's "
                                                             "utility.delta_r.epsilon); null when that gate is off")
     gates: list[GateResult] = Field(default_factory=list, description="the utility gates (min_accuracy_ratio, "

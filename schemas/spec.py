@@ -129,10 +129,21 @@ class TuningSpec(StrictModel):
         return self
 
 
-Classifier = Literal["knn1", "knn5", "naive_bayes", "decision_tree", "j48", "svm", "logistic_regression"]
+Classifier = Literal["knn1", "knn5", "naive_bayes", "decision_tree", "j48", "svm", "logistic_regression",
+                     "hist_gradient_boosting"]
 """Classifiers of the utility step: 1-NN and 5-NN (brute force, standardized features), Gaussian naive Bayes, a
 CART tree, ``j48`` (an entropy tree with at least two records per leaf, the reading of WEKA's J48 used for
-paper 004), ``svm`` (a linear SVM, WEKA SMO's default kernel, by liblinear) and logistic regression."""
+paper 004), ``svm`` (a linear SVM, WEKA SMO's default kernel, by liblinear), logistic regression and
+``hist_gradient_boosting`` (scikit-learn's HistGradientBoostingClassifier, seeded, with early stopping: the strong
+classifier of the field's train-on-synthetic, test-on-real measure)."""
+
+STRONG_CLASSIFIER: Classifier = "hist_gradient_boosting"
+"""The strong classifier: ``utility.tstr``'s default, and what ``utility.rank_by: tstr`` ranks by."""
+
+RANK_BY_HELP = ("tstr (the first classifier of utility.tstr: its accuracy trained on the release, tested on held-out "
+                "real rows), tstr:<classifier> (one of utility.tstr), accuracy_ratio (utility.classifier's accuracy "
+                "ratio), two_way (1 - the 2-way marginal distance) or regression:<column> (one of utility.regression: "
+                "its R^2)")
 
 _PAPER_CLASSIFIERS: tuple[Classifier, ...] = ("j48", "knn1", "svm")
 
@@ -165,6 +176,52 @@ class UtilitySpec(StrictModel):
     )
     delta_r: DeltaRSpec | None = Field(
         None, description="paper 004's gate: R_p - (1 - epsilon) R_o >= 0 for each listed classifier")
+    tstr: list[Classifier] = Field(
+        default_factory=lambda: [STRONG_CLASSIFIER],
+        description="train on the release, test on real rows (TSTR): each listed classifier is trained on the release "
+                    "and, for the baseline, on the original training rows, and both are tested on the held-out real "
+                    "rows (only when a classifier is trained: utility.classifier not none); [] for none. "
+                    "utility.classifier stays the method's and the tuning's classifier and the accuracy ratio gate's")
+    regression: list[str] = Field(
+        default_factory=list,
+        description="numeric columns predicted from the other published attributes by a HistGradientBoostingRegressor "
+                    "trained on the release (and, for the baseline, on the original training rows), scored by R^2 on "
+                    "the held-out real rows (needs a class column and a classifier: the held-out rows are the "
+                    "classifier's)")
+    rank_by: str | None = Field(
+        None, description=f"what ppdp compare ranks the methods by: {RANK_BY_HELP}; default tstr when a classifier is "
+                          "trained (accuracy_ratio when utility.tstr is empty), two_way otherwise")
+
+    @field_validator("regression")
+    @classmethod
+    def _regression_once(cls, value: list[str]) -> list[str]:
+        twice = [c for i, c in enumerate(value) if c in value[:i]]
+        if twice:
+            raise ValueError(f"column '{twice[0]}' is listed twice")
+        return value
+
+    @field_validator("rank_by")
+    @classmethod
+    def _rank_by_known(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        head, _, tail = value.partition(":")
+        if value in ("tstr", "accuracy_ratio", "two_way") or (head in ("tstr", "regression") and tail):
+            return value
+        raise ValueError(f"{value!r} is not one of {RANK_BY_HELP}")
+
+    @property
+    def ranking(self) -> str:
+        """What ``ppdp compare`` ranks by, resolved: ``tstr:<classifier>``, ``accuracy_ratio``, ``two_way`` or
+        ``regression:<column>``."""
+        rank_by = self.rank_by
+        if rank_by is None:
+            if self.classifier == "none":
+                return "two_way"
+            return f"tstr:{self.tstr[0]}" if self.tstr else "accuracy_ratio"
+        if rank_by == "tstr":
+            return f"tstr:{self.tstr[0]}" if self.tstr else rank_by
+        return rank_by
 
     def accuracy_gates(self) -> list[str]:
         """The accuracy gates the spec sets itself (``min_accuracy_ratio`` written in the spec, ``delta_r``), as
@@ -184,7 +241,32 @@ class UtilitySpec(StrictModel):
                              "name a classifier")
         if self.classifier == "none":  # the default ratio applies only with a classifier
             self.__dict__["min_accuracy_ratio"] = None
+        held = [f"utility.{key}" for key in ("tstr", "regression") if key in self.model_fields_set
+                and getattr(self, key)]
+        if self.classifier == "none" and "tstr" not in self.model_fields_set:  # the default TSTR needs held-out rows
+            self.__dict__["tstr"] = []
+        if self.classifier == "none" and held:
+            raise ValueError(f"{held[0]} is tested on held-out real rows, and utility.classifier is none (nothing is "
+                             "held out): remove it or name a classifier")
+        self._check_rank_by()
         return self
+
+    def _check_rank_by(self) -> None:
+        rank_by = self.rank_by
+        if rank_by is None:
+            return
+        head, _, tail = rank_by.partition(":")
+        if head in ("tstr", "accuracy_ratio", "regression") and self.classifier == "none":
+            raise ValueError(f"utility.rank_by {rank_by} needs a classifier (held-out real rows), and "
+                             "utility.classifier is none: rank by two_way")
+        if head == "tstr" and not self.tstr:
+            raise ValueError(f"utility.rank_by {rank_by}: utility.tstr lists no classifier")
+        if head == "tstr" and tail and tail not in self.tstr:
+            raise ValueError(f"utility.rank_by {rank_by}: {tail!r} is not one of utility.tstr "
+                             f"({', '.join(self.tstr)})")
+        if head == "regression" and tail not in self.regression:
+            raise ValueError(f"utility.rank_by {rank_by}: column {tail!r} is not one of utility.regression"
+                             + (f" ({', '.join(self.regression)})" if self.regression else " (none listed)"))
 
 
 class PublishSpec(StrictModel):
@@ -264,7 +346,31 @@ class ReleaseSpec(StrictModel):
         if "classifier" in self.utility.model_fields_set:
             raise ValueError(f"utility.classifier {self.utility.classifier} needs a class column: declare one (role: "
                              "class) or set utility.classifier: none")
-        self.__dict__["utility"] = self.utility.model_copy(update={"classifier": "none", "min_accuracy_ratio": None})
+        held = [f"utility.{key}" for key in ("tstr", "regression") if key in self.utility.model_fields_set
+                and getattr(self.utility, key)]
+        if held:
+            raise ValueError(f"{held[0]} is tested on held-out real rows, which only a class column's hold-out gives: "
+                             "declare one (role: class) or remove the key")
+        utility = self.utility.model_copy(update={"classifier": "none", "min_accuracy_ratio": None, "tstr": []})
+        utility._check_rank_by()
+        self.__dict__["utility"] = utility
+        return self
+
+    @model_validator(mode="after")
+    def _regression_targets(self) -> ReleaseSpec:
+        """A regression target declared in columns must be a numeric attribute (not an identifier, not the class,
+        not declared nominal or ordinal); an undeclared one is checked once the input is tagged."""
+        declared = self.declared()
+        for name in self.utility.regression:
+            column = declared.get(name)
+            if column is None:
+                continue
+            if column.role in (Role.identifier, Role.class_):
+                raise ValueError(f"utility.regression: column '{name}' is declared {column.role.value}: a regression "
+                                 "target is a numeric attribute")
+            if column.kind is not None and column.kind is not ColumnKind.numeric:
+                raise ValueError(f"utility.regression: column '{name}' is declared {column.kind.value}: a regression "
+                                 "target is a numeric attribute")
         return self
 
     @model_validator(mode="after")

@@ -65,14 +65,39 @@ from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.errors import InputError, PpdpError, SpecError
 from ppdp.tasks.shapes import PreparedRows
 
+_RANKED_BY = "the highest accuracy ratio (to 2 decimals)"
 RECOMMENDATION_RULE = (
     "among the methods whose privacy policy, safety floor and utility gates all hold (what ppdp run would publish), "
     "whose policy judges at least one figure measured on the release, and on whose release the classifier tells at "
-    "least two classes apart: the highest accuracy ratio (to 2 decimals), then the lowest re-identification risk "
+    f"least two classes apart: {_RANKED_BY}, then the lowest re-identification risk "
     "(average risk for classes and groups, linkage risk for record-by-record methods; to 3 decimals), then the name; "
     "a figure fixed by construction (linkage risk where no published row stands for an input record, a DP "
     "mechanism's epsilon) never decides; a method below the safety floor is never recommended; time is shown but "
     "does not decide (it varies between runs)")
+
+
+
+def ranked_by_text(rank_by: str | None) -> str:
+    """What ranks the methods, in words (``rank_by``: the spec's ``utility.ranking``; None: the accuracy ratio, or
+    without a classifier 1 - the 2-way marginal distance)."""
+    head, _, tail = (rank_by or "").partition(":")
+    if head == "tstr":
+        return (f"the highest accuracy of {tail} trained on the release and tested on held-out real rows (TSTR, "
+                "utility.rank_by; to 2 decimals)")
+    if head == "two_way":
+        return "the lowest 2-way marginal distance to the input (utility.rank_by two_way; to 2 decimals)"
+    if head == "regression":
+        return (f"the highest R^2 of the regression of {tail} trained on the release, on held-out real rows "
+                "(utility.rank_by; to 2 decimals)")
+    if head == "accuracy_ratio":
+        return "the highest accuracy ratio (utility.rank_by accuracy_ratio; to 2 decimals)"
+    return _RANKED_BY
+
+
+def recommendation_rule(rank_by: str | None = None) -> str:
+    """:data:`RECOMMENDATION_RULE` with the utility ``rank_by`` names (:func:`ranked_by_text`)."""
+    return RECOMMENDATION_RULE.replace(_RANKED_BY, ranked_by_text(rank_by), 1)
+
 
 POLICY_RULE = (
     "each method is held to the spec's policy as given: the gates that apply to its privacy unit are judged, the "
@@ -391,6 +416,9 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
         utility_holds=util.passed, promoted=promoted, records=report.records,
         accuracy=util.accuracy, accuracy_original=util.accuracy_original, accuracy_ratio=util.ratio,
         two_way_distance=util.marginals.two_way if util.marginals is not None else None,
+        tstr={t.classifier: t.accuracy for t in util.tstr},
+        tstr_original={t.classifier: t.accuracy_original for t in util.tstr},
+        regression={r.column: r.r2 for r in util.regression},
         mean_shift=util.mean_shift, correlation_loss=util.correlation_loss,
         loss_measures=dict(trace.lattice.measures) if trace.lattice is not None else {},
     )
@@ -564,21 +592,38 @@ def risk_of(row: CompareRow) -> tuple[str, float | None]:
     return "average risk", row.average_risk
 
 
-def _utility_of(row: CompareRow) -> float | None:
-    """What ranks a row: the accuracy ratio, or without a classifier 1 - the 2-way marginal distance."""
-    if row.accuracy_ratio is not None:
+def _utility_of(row: CompareRow, rank_by: str | None = None) -> float | None:
+    """What ranks a row: ``rank_by`` (the spec's ``utility.ranking``: ``tstr:<classifier>``'s accuracy,
+    ``accuracy_ratio``, 1 - the ``two_way`` marginal distance, ``regression:<column>``'s R^2); None: the accuracy
+    ratio, or without a classifier 1 - the 2-way marginal distance."""
+    head, _, tail = (rank_by or "").partition(":")
+    two_way = None if row.two_way_distance is None else 1.0 - row.two_way_distance
+    if head == "tstr":
+        return row.tstr.get(tail)
+    if head == "two_way":
+        return two_way
+    if head == "regression":
+        return row.regression.get(tail)
+    if head == "accuracy_ratio" or row.accuracy_ratio is not None:
         return row.accuracy_ratio
-    return None if row.two_way_distance is None else 1.0 - row.two_way_distance
+    return two_way
 
 
-def _utility_text(row: CompareRow) -> str:
-    if row.accuracy_ratio is None and row.two_way_distance is not None:
-        return f"2-way marginal distance {row.two_way_distance:.3f}"
-    return f"accuracy ratio {_utility_of(row) or 0.0:.2f}"
+def _utility_text(row: CompareRow, rank_by: str | None = None) -> str:
+    head, _, tail = (rank_by or "").partition(":")
+    value = _utility_of(row, rank_by)
+    shown = "n/a" if value is None else f"{value:.2f}"
+    if head == "tstr":
+        return f"TSTR {tail} accuracy {shown}"
+    if head == "regression":
+        return f"regression {tail} R^2 {shown}"
+    if head == "two_way" or (not head and row.accuracy_ratio is None and row.two_way_distance is not None):
+        return "2-way marginal distance " + ("n/a" if row.two_way_distance is None else f"{row.two_way_distance:.3f}")
+    return f"accuracy ratio {value or 0.0:.2f}"
 
 
-def _rank_key(row: CompareRow) -> tuple:
-    utility = _utility_of(row)
+def _rank_key(row: CompareRow, rank_by: str | None = None) -> tuple:
+    utility = _utility_of(row, rank_by)
     ratio = utility if utility is not None else -math.inf
     _, risk = risk_of(row)
     return (-round(ratio, 2), round(risk, 3) if risk is not None else math.inf, row.method)
@@ -590,18 +635,19 @@ def _group(row: CompareRow) -> int:
     return {"passes": 1, "refused": 2, "not_applicable": 3, "not_run": 3, "error": 4}[row.status]
 
 
-def rank(rows: Sequence[CompareRow]) -> list[CompareRow]:
+def rank(rows: Sequence[CompareRow], rank_by: str | None = None) -> list[CompareRow]:
     """The rows in table order: the methods the recommendation chooses from by :data:`RECOMMENDATION_RULE` (the
-    first is recommended), then those that pass but are not recommended (nothing for the classifier, or a policy
-    that judges no measured figure), then the refused ones (by the same rule), then the methods not run or that
-    cannot apply, and the errors, by name."""
+    first is recommended; the utility ``rank_by`` names, see :func:`_utility_of`), then those that pass but are not
+    recommended (nothing for the classifier, or a policy that judges no measured figure), then the refused ones (by
+    the same rule), then the methods not run or that cannot apply, and the errors, by name."""
     return sorted(rows, key=lambda r: (_group(r), *(
-        _rank_key(r) if r.status in ("passes", "refused") else (0, 0, r.method))))
+        _rank_key(r, rank_by) if r.status in ("passes", "refused") else (0, 0, r.method))))
 
 
-def recommendation_line(ranked: Sequence[CompareRow]) -> tuple[str | None, str]:
+def recommendation_line(ranked: Sequence[CompareRow], rank_by: str | None = None) -> tuple[str | None, str]:
     """The recommended method and the recommendation in one line ("mdav: accuracy ratio 0.98 at k=12, average risk
-    0.021; condensation keeps 0.95")."""
+    0.021; condensation keeps 0.95"; ranked by ``rank_by``: "mdav: TSTR hist_gradient_boosting accuracy 0.84 at
+    k=12, ...; condensation: TSTR hist_gradient_boosting accuracy 0.82")."""
     passing = [r for r in ranked if r.eligible]
     if not passing:
         if any(r.status == "passes" for r in ranked):
@@ -613,11 +659,14 @@ def recommendation_line(ranked: Sequence[CompareRow]) -> tuple[str | None, str]:
     risk_name, risk = risk_of(best)
     at = f" at {best.tuned}" if best.tuned else ""
     risk_text = f", {risk_name} {risk:.3g}" if risk is not None else ""
-    line = f"{best.method}: {_utility_text(best)}{at}{risk_text}"
+    line = f"{best.method}: {_utility_text(best, rank_by)}{at}{risk_text}"
     if len(passing) > 1:
         second = passing[1]
-        line += (f"; {second.method} keeps {second.accuracy_ratio:.2f}" if second.accuracy_ratio is not None
-                 else f"; {second.method}: {_utility_text(second)}")
+        line += (f"; {second.method} keeps {second.accuracy_ratio:.2f}"
+                 if rank_by in (None, "accuracy_ratio") and second.accuracy_ratio is not None
+                 else f"; {second.method}: {_utility_text(second, rank_by)}")
+    if rank_by is not None:
+        line += f" (ranked by {rank_by})"
     return best.method, line
 
 
@@ -625,8 +674,9 @@ def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_digest: st
               input_key_id: str | None = None,
               seconds: float = 0.0) -> CompareResult:
     """The comparison's result: rows ranked, the recommendation and the rules."""
-    ranked = rank(rows)
-    recommended, line = recommendation_line(ranked)
+    rank_by = spec.utility.ranking
+    ranked = rank(rows, rank_by)
+    recommended, line = recommendation_line(ranked, rank_by)
     gates = {g: float(getattr(spec.privacy, g)) for g in ("max_average_risk", "max_linkage_risk")
              if getattr(spec.privacy, g) is not None}
     notes = []
@@ -645,7 +695,8 @@ def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_digest: st
                          input_rows=input_rows, seed=spec.seed,
                          runner=spec.runner.kind, classifier=spec.utility.classifier,
                          min_accuracy_ratio=spec.utility.min_accuracy_ratio, risk_gates=gates, rows=ranked,
-                         recommended=recommended, recommendation=line, rule=RECOMMENDATION_RULE,
+                         recommended=recommended, recommendation=line, rule=recommendation_rule(rank_by),
+                         rank_by=rank_by,
                          policy_rule=POLICY_RULE, notes=notes, not_carried=not_carried(spec, recommended),
                          seconds=seconds)
 
@@ -681,6 +732,7 @@ def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None
     from ppdp.tasks.report import _table_cell
 
     out: list[dict[str, str | int | float | None]] = []
+    tstr_names = list(dict.fromkeys(name for r in result.rows for name in r.tstr))  # the same columns in every row
     for r in result.rows:
         risk_name, risk = risk_of(r)
         out.append({"method": r.method, "status": r.status.replace("_", " "), "tuned": r.tuned or "",
@@ -689,7 +741,9 @@ def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None
                     "records alone": _round(r.records_alone), "smallest class": r.smallest_class,
                     "average risk": _round(r.average_risk), "exact copies": _round(r.exact_copies),
                     "linkage risk": _round(r.linkage_risk), "disclosure gain": _round(r.disclosure_gain),
-                    "accuracy ratio": _round(r.accuracy_ratio), "seconds": round(r.seconds, 2),
+                    "accuracy ratio": _round(r.accuracy_ratio),
+                    **{f"TSTR {name}": _round(r.tstr.get(name)) for name in tstr_names},
+                    "seconds": round(r.seconds, 2),
                     "reason": r.reason or ""})
     return [{key: _table_cell(value) for key, value in row.items()} for row in out]
 

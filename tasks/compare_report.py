@@ -58,6 +58,7 @@ def comparison_table(result: CompareResult) -> str:
     """The comparison table, in two halves for the page's width (the same rows in the same order): the verdict, then
     the attacker's view and utility; and each refusal's reason."""
     verdicts, figures, marked = [], [], []
+    tstr = next((name for r in result.rows for name in r.tstr), None)  # utility.tstr's first classifier
     for r in result.rows:
         measured = r.status in ("passes", "refused") and r.records is not None
         verdicts.append((
@@ -77,6 +78,8 @@ def comparison_table(result: CompareResult) -> str:
             _e(_fmt(r.accuracy, 3)) if r.accuracy is not None else "",
             _e(_fmt(r.accuracy_original, 3)) if r.accuracy_original is not None else "",
             _e(_fmt(r.accuracy_ratio, 3)) if r.accuracy_ratio is not None else "",
+            *((_e(_fmt(r.tstr[tstr], 3)) if tstr in r.tstr else "",
+               _e(_fmt(r.tstr_original[tstr], 3)) if tstr in r.tstr_original else "") if tstr else ()),
             _e(_fmt(r.mean_shift, 3)) if r.mean_shift is not None else "",
             _e(_fmt(r.correlation_loss, 3)) if r.correlation_loss is not None else "",
             _e(_fmt(r.loss_measures["loss"], 3)) if "loss" in r.loss_measures else ""))
@@ -84,9 +87,11 @@ def comparison_table(result: CompareResult) -> str:
     first = _table(("method", "status", "unit", "tuning", "tuned value", "policy held to", "policy", "safety floor",
                     "utility gates", "accuracy ratio", "seconds"), verdicts, num=(9, 10), nowrap=(0, 1),
                    marked=marked)
+    tstr_heads = (f"TSTR {tstr}", "TSTR original") if tstr else ()  # trained on the release / the original rows
     second = _table(("method", "records alone", "smallest class", "average risk", "exact copies", "linkage risk",
-                     "disclosure gain", "accuracy", "original accuracy", "accuracy ratio", "mean shift",
-                     "correl. loss", "ARX loss"), figures, num=tuple(range(1, 13)), nowrap=(0,), marked=marked)
+                     "disclosure gain", "accuracy", "original accuracy", "accuracy ratio", *tstr_heads, "mean shift",
+                     "correl. loss", "ARX loss"), figures, num=tuple(range(1, 13 + len(tstr_heads))), nowrap=(0,),
+                    marked=marked)
     table = (f'<div class="cmp">{first}</div><h3>The attacker\'s view and utility of each release</h3>'
              f'<div class="cmp">{second}</div>')
     reasons = [(f"<b>{_e(r.method)}</b>", _status_badge(r), _e(r.reason)) for r in result.rows if r.reason]

@@ -326,8 +326,13 @@ def column_label(position: int, name: str) -> str:
 
 def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
     """Give every column of ``frame`` a role, a kind, a treatment and the reason for them, as the spec declares
-    and tags them (:func:`tag_frame`)."""
-    return tag_frame(frame, spec.declared(), spec.tagging, spec.identifiers.action)
+    and tags them (:func:`tag_frame`); a ``utility.regression`` column that is not a numeric attribute is a
+    :class:`SpecError` naming it."""
+    from ppdp.tasks.utility import check_regression_targets
+
+    roles = tag_frame(frame, spec.declared(), spec.tagging, spec.identifiers.action)
+    check_regression_targets(spec.utility, roles)
+    return roles
 
 
 def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: TaggingSpec,

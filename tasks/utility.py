@@ -14,8 +14,17 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.release import PartsRelease
-from ppdp.schemas.reports import ClassAccuracy, DeltaR, GateResult, MarginalDistances, Roles, UtilityReport
-from ppdp.schemas.spec import UtilitySpec
+from ppdp.schemas.reports import (
+    ClassAccuracy,
+    DeltaR,
+    GateResult,
+    MarginalDistances,
+    RegressionScore,
+    Roles,
+    TstrScore,
+    UtilityReport,
+)
+from ppdp.schemas.spec import STRONG_CLASSIFIER, UtilitySpec
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import InputError
 
@@ -30,6 +39,18 @@ def marginals_line(m: MarginalDistances | None) -> str:
 
     return (f"1-way marginal distance {f(m.one_way)}, 2-way {f(m.two_way)} ({m.columns} columns, {m.pairs} pairs), "
             f"correlation difference {f(m.correlation_difference)} (0 = same as the input)")
+
+
+def tstr_lines(tstr: list[TstrScore], regression: list[RegressionScore]) -> list[str]:
+    """The TSTR accuracies and the regression targets' R^2, one line each (log, CLI summary)."""
+
+    def f(v: float | None) -> str:
+        return "n/a" if v is None else f"{v:.4f}"
+
+    return ([f"TSTR {t.classifier} {t.accuracy:.4f} (trained on original rows {t.accuracy_original:.4f}; both tested "
+             "on held-out real rows)" for t in tstr]
+            + [f"regression {r.column} R^2 {f(r.r2)} (trained on original rows {f(r.r2_original)})"
+               for r in regression])
 
 
 def split_holdout(frame: pd.DataFrame, class_column: str, fraction: float, seed: int
@@ -112,7 +133,29 @@ def make_classifier(name: str, seed: int = 0):
         return LinearSVC(C=1.0, dual="auto", max_iter=5000, random_state=seed % (2**32))
     if name == "logistic_regression":
         return LogisticRegression(max_iter=1000)
+    if name == STRONG_CLASSIFIER:  # early stopping on a seeded 10% of the training rows keeps it cheap
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
+        return HistGradientBoostingClassifier(early_stopping=True, random_state=seed % (2**32))
     raise ValueError(f"unknown classifier {name!r}")
+
+
+def _fit(model, x: np.ndarray, y: np.ndarray):
+    """``model.fit(x, y)``; a gradient-boosting model stops early only when its 10% validation split can be drawn
+    (stratified by class for a classifier: at least two rows of every class, and a class per row on both sides)."""
+    if getattr(model, "early_stopping", None) is True:
+        n = len(y)
+        n_val = int(np.ceil(model.validation_fraction * n))
+        from sklearn.base import is_classifier
+
+        if is_classifier(model):
+            counts = np.unique(y, return_counts=True)[1]
+            feasible = counts.size > 0 and counts.min() >= 2 and n_val >= len(counts) and n - n_val >= len(counts)
+        else:
+            feasible = n >= 20
+        if not feasible:
+            model.set_params(early_stopping=False)
+    return model.fit(x, y)
 
 
 def feature_encoder(train_original: pd.DataFrame, roles: Roles, standardize: bool = True) -> TableEncoder:
@@ -136,8 +179,100 @@ def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: 
     model = make_classifier(classifier, seed)
     with warnings.catch_warnings():  # a linear SVM that stops at max_iter is still a fair utility figure
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(encoder.transform(train), y_train)
+        _fit(model, encoder.transform(train), y_train)
     return scored(model.predict(encoder.transform(test)), y_test)
+
+
+def tstr_scores(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
+                spec: UtilitySpec, encoder: TableEncoder, seed: int = 0,
+                known: dict[str, tuple[float, float]] | None = None,
+                released_view: tuple[pd.DataFrame, Roles, TableEncoder] | None = None) -> list[TstrScore]:
+    """Train on the release, test on real rows, for each classifier of ``spec.tstr``: its accuracy on the held-out
+    rows trained on ``released`` and, for the baseline, on the original training rows. ``known`` and
+    ``released_view`` as :func:`delta_r` takes them."""
+    view_test, view_roles, view_encoder = released_view or (test, roles, encoder)
+    out = []
+    for name in dict.fromkeys(spec.tstr):
+        if known and name in known:
+            acc, acc0 = known[name]
+        else:
+            acc = accuracy(released, view_test, view_roles, name, view_encoder, seed)[0]
+            acc0 = accuracy(train_original, test, roles, name, encoder, seed)[0]
+        out.append(TstrScore(classifier=name, accuracy=acc, accuracy_original=acc0))
+    return out
+
+
+def regression_r2(train: pd.DataFrame, test: pd.DataFrame, truth: pd.Series, target: str, roles: Roles,
+                  seed: int = 0) -> float | None:
+    """R^2 on ``truth`` (the held-out rows' real values of ``target``, aligned with ``test``) of a seeded
+    HistGradientBoostingRegressor trained on ``train`` to predict ``target`` from every other published attribute
+    (the class column too), features encoded by an encoder fitted on ``train``; None when ``train`` does not
+    publish ``target`` as numbers or no row of it or of ``truth`` has a value."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.metrics import r2_score
+
+    if target not in train.columns or not pd.api.types.is_numeric_dtype(train[target]):
+        return None
+    features = [c for c in [*roles.attributes, *([roles.class_column] if roles.class_column else [])]
+                if c != target and c in train.columns and c in test.columns]
+    y_train = pd.to_numeric(train[target], errors="coerce").to_numpy(dtype=float)
+    y_true = pd.to_numeric(truth, errors="coerce").to_numpy(dtype=float)
+    keep, scored_rows = ~np.isnan(y_train), ~np.isnan(y_true)
+    if keep.sum() < 2 or scored_rows.sum() < 2:
+        return None
+    train, test = train.loc[keep], test.loc[scored_rows]
+    kinds, orders = roles.kinds(), roles.orders()
+    if roles.class_column in features:  # the class is a label: read as a category
+        kinds = {**kinds, roles.class_column: ColumnKind.nominal}
+    if features:
+        encoder = TableEncoder(columns=features, kinds={c: kinds[c] for c in features}, orders=orders).fit(train)
+        x_train, x_test = encoder.transform(train), encoder.transform(test)
+    else:  # nothing to predict from: the regressor learns the training mean
+        x_train, x_test = np.zeros((len(train), 1)), np.zeros((len(test), 1))
+    model = HistGradientBoostingRegressor(early_stopping=True, random_state=seed % (2**32))
+    _fit(model, x_train, y_train[keep])
+    return float(r2_score(y_true[scored_rows], model.predict(x_test)))
+
+
+def regression_scores(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
+                      spec: UtilitySpec, seed: int = 0, released_view: tuple[pd.DataFrame, Roles] | None = None
+                      ) -> list[RegressionScore]:
+    """R^2 per column of ``spec.regression`` (:func:`regression_r2`) on the held-out real rows: trained on the
+    release and, for the baseline, on the original training rows. ``released_view``: (the held-out rows as the
+    release publishes them, aligned with ``test``; the roles the release is read with) for a recoding (see
+    :func:`evaluate_utility`); None when it does not stand for each held-out row in ``test``'s order."""
+    out = []
+    for column in spec.regression:
+        r2_0 = regression_r2(train_original, test, test[column], column, roles, seed) \
+            if column in test.columns else None
+        if released_view is None:
+            r2 = regression_r2(released, test, test[column], column, roles, seed) if column in test.columns else None
+        else:
+            view_test, view_roles = released_view
+            r2 = regression_r2(released, view_test, test[column], column, view_roles, seed) \
+                if column in test.columns and len(view_test) == len(test) else None
+        scored_rows = int(pd.to_numeric(test[column], errors="coerce").notna().sum()) if column in test.columns else 0
+        out.append(RegressionScore(column=column, r2=r2, r2_original=r2_0, test_rows=scored_rows))
+    return out
+
+
+def check_regression_targets(spec: UtilitySpec, roles: Roles) -> None:
+    """Each ``utility.regression`` column is an input column tagged as a numeric attribute; raises
+    :class:`SpecError` naming the key and the column (once the input is tagged)."""
+    from ppdp.tasks.core.errors import SpecError
+
+    for name in spec.regression:
+        try:
+            tag = roles.get(name)
+        except KeyError:
+            raise SpecError(f"spec utility.regression: column '{name}' is not an input column") from None
+        if name not in roles.attributes:
+            raise SpecError(f"spec utility.regression: column '{name}' is not a published attribute (it is "
+                            f"{'dropped' if tag.treatment == 'dropped' else tag.role.value}): a regression target is "
+                            "a numeric attribute")
+        if tag.kind is not ColumnKind.numeric:
+            raise SpecError(f"spec utility.regression: column '{name}' is {tag.kind.value}, not numeric: a regression "
+                            "target is a numeric attribute")
 
 
 def scored(pred: np.ndarray, y_test: np.ndarray) -> tuple[float, dict[str, float], dict[str, int]]:
@@ -209,9 +344,15 @@ def split_release(release, frame: pd.DataFrame, class_column: str, fraction: flo
     :data:`ppdp.tasks.shapes.EVERY_ROW`), split as :func:`split_holdout` splits ``frame``: (published rows of the
     training split, published rows of the held-out split), by ``row_source``."""
     _, test_positions = holdout_positions(frame, class_column, fraction, seed)
-    held = np.isin(np.asarray(release.row_source), test_positions)
+    source = np.asarray(release.row_source)
+    held = np.isin(source, test_positions)
     frame = release.frame
-    return frame.loc[~held].reset_index(drop=True), frame.loc[held].reset_index(drop=True)
+    published_test = frame.loc[held].reset_index(drop=True)
+    # the held-out rows in the order of split_holdout's (each stands for its input row: what a regression target's
+    # real values are aligned with); the classifiers score each row alone, so the order changes no accuracy
+    rank = pd.Series(np.arange(len(test_positions)), index=test_positions).reindex(source[held]).to_numpy()
+    published_test = published_test.iloc[np.argsort(rank, kind="stable")].reset_index(drop=True)
+    return frame.loc[~held].reset_index(drop=True), published_test
 
 
 def release_information_loss(original: pd.DataFrame, released: pd.DataFrame, roles: Roles, generalized: bool
@@ -256,9 +397,14 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
                                        feature_encoder(train_original, num_roles).transform(rel_train)) \
             if numeric else (0.0, 0.0)
     ratio = acc / acc0 if acc0 > 0 else None
-    delta = delta_r(train_original, rel_train, test, roles, spec, encoder, seed, known={
-        spec.classifier: (acc, acc0)}, released_view=(rel_test, rel_roles, rel_encoder)) \
-        if spec.delta_r is not None else []
+    known: dict[str, tuple[float, float]] = {spec.classifier: (acc, acc0)}
+    delta = delta_r(train_original, rel_train, test, roles, spec, encoder, seed, known=known,
+                    released_view=(rel_test, rel_roles, rel_encoder)) if spec.delta_r is not None else []
+    known.update({d.classifier: (d.accuracy, d.accuracy_original) for d in delta})
+    tstr = tstr_scores(train_original, rel_train, test, roles, spec, encoder, seed, known=known,
+                       released_view=(rel_test, rel_roles, rel_encoder))
+    regression = regression_scores(train_original, rel_train, test, roles, spec, seed,
+                                   None if test_released is None else (rel_test, rel_roles))
     gates = utility_gates(spec, delta, ratio, per_class, per_class0)
     return UtilityReport(
         classifier=spec.classifier,
@@ -274,6 +420,8 @@ def evaluate_utility(train_original: pd.DataFrame, released: pd.DataFrame, test:
         mean_shift=shift,
         correlation_loss=corr,
         delta_r=delta,
+        tstr=tstr,
+        regression=regression,
         delta_r_epsilon=spec.delta_r.epsilon if spec.delta_r is not None else None,
         gates=gates,
     )
@@ -362,7 +510,7 @@ def _part_model(part: pd.DataFrame, class_column: str, classifier: str, seed: in
     model = make_classifier(classifier, seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(encoder.transform(view), part[class_column].astype(str).to_numpy())
+        _fit(model, encoder.transform(view), part[class_column].astype(str).to_numpy())
     return encoder, model
 
 
@@ -432,11 +580,20 @@ def evaluate_parts_utility(train_original: pd.DataFrame, release, test: pd.DataF
             r_p = acc if name == spec.classifier else parts_accuracy(parts, test_parts, y_test, cls, name, seed)[0]
             r_o = acc0 if name == spec.classifier else accuracy(train_original, test, roles, name, encoder, seed)[0]
             delta.append(DeltaR(classifier=name, accuracy=r_p, accuracy_original=r_o, value=r_p - keep * r_o))
+    known = {spec.classifier: (acc, acc0), **{d.classifier: (d.accuracy, d.accuracy_original) for d in delta}}
+    tstr = [TstrScore(classifier=name, accuracy=known[name][0], accuracy_original=known[name][1]) if name in known
+            else TstrScore(classifier=name, accuracy=parts_accuracy(parts, test_parts, y_test, cls, name, seed)[0],
+                           accuracy_original=accuracy(train_original, test, roles, name, encoder, seed)[0])
+            for name in dict.fromkeys(spec.tstr)]
+    # a regression target is read from one table by the other attributes: the parts split them (not measured)
+    regression = [RegressionScore(column=c, r2=None, test_rows=len(test),
+                                  r2_original=regression_r2(train_original, test, test[c], c, roles, seed)
+                                  if c in test.columns else None) for c in spec.regression]
     return UtilityReport(
         classifier=spec.classifier, train_rows=len(next(iter(parts.values()))), test_rows=len(test), accuracy=acc,
         accuracy_original=acc0, ratio=ratio,
         per_class=[ClassAccuracy(label=lab, support=support[lab], sanitized=per_class[lab], original=per_class0[lab])
                    for lab in per_class],
-        mean_shift=shift, correlation_loss=corr, delta_r=delta,
+        mean_shift=shift, correlation_loss=corr, delta_r=delta, tstr=tstr, regression=regression,
         delta_r_epsilon=spec.delta_r.epsilon if spec.delta_r is not None else None,
         gates=utility_gates(spec, delta, ratio, per_class, per_class0))

@@ -195,7 +195,8 @@ def test_json_of_a_dp_release_withholds_the_utility_figures_as_the_text_does():
     assert dp["claims"] == [{"name": "epsilon", "value": 1.0, "comparison": "<=", "threshold": 1.0, "holds": True}]
     plain = _summary_json(ReleaseResult(unit="equivalence_class", **kept), None)
     assert plain["utility"] == {"withheld": False, "accuracy": 0.8123, "accuracy_original": 0.8456,
-                                "per_class": {"a": 0.7}, "delta_r": {"knn1": 0.01}}
+                                "per_class": {"a": 0.7}, "delta_r": {"knn1": 0.01}, "tstr": [],
+                                "regression": []}  # issue 35: TSTR and regression figures (none here)
     assert [plain[k] for k in ("release_id", "folder", "report")] == ["r1", "/x/r1", "/x/r1/report.html"]
 
 

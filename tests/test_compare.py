@@ -143,7 +143,8 @@ def test_the_most_accurate_method_is_not_recommended_when_it_is_below_the_floor(
     # the spec's own MDAV, tuned by paper 000's rule as written (tuning.choice paper; the default non_dominated rule
     # moves to k = 27, which k = 10 is dominated by), keeps k = 10: average risk 0.1, above the floor's 0.09
     spec = load_spec(spec_file(workspace, privacy={"k": 10}, method={"name": "mdav"},
-                               tuning={"strategy": "bisect", "choice": "paper"}))
+                               tuning={"strategy": "bisect", "choice": "paper"},
+                               utility__rank_by="accuracy_ratio"))  # the rule documented() writes (issue 35)
     result = compare.compare_in_process(spec, ["condensation", "mdav"])
     mdav, condensation = result.row("mdav"), result.row("condensation")
     assert mdav.floor_holds is False and mdav.status == "refused"
@@ -178,7 +179,7 @@ def test_the_recommendation_moves_as_documented_when_the_policy_tightens(workspa
         spec = load_spec(spec_file(workspace, name, privacy=privacy, tuning={"strategy": "bisect"},
                                    method={"name": "condensation", "variant": "class_wise"},
                                    utility={"classifier": "logistic_regression", "test_fraction": 0.1,
-                                            "min_accuracy_ratio": 0.5}))
+                                            "min_accuracy_ratio": 0.5, "rank_by": "accuracy_ratio"}))
         return compare.compare_in_process(spec, ["mdav", "sample_generation"])
 
     loose, tight = run("loose.yaml", {"k": 10, "min_dcr": 0.3}), run("tight.yaml", {"k": 10, "min_dcr": 1.5})
@@ -304,8 +305,9 @@ def test_the_census_demo_lists_every_method_and_its_recommendation_publishes(pre
     monkeypatch.setenv("PPDP_SERIES_KEY", "s" * 40)
     root = tmp_path / "releases"
     written = tmp_path / "recommended.yaml"
-    result = ppdp.compare(EXAMPLES / "census_demo.yaml", overrides=[f"publish.root={root}"], out=tmp_path / "out",
-                          write_spec=written)
+    result = ppdp.compare(EXAMPLES / "census_demo.yaml", overrides=[f"publish.root={root}",
+                                                                    "utility.rank_by=accuracy_ratio"],
+                          out=tmp_path / "out", write_spec=written)  # the rule documented() writes (issue 35)
     assert sorted(r.method for r in result.rows) == sorted(REGISTRY)
     assert all(r.reason for r in result.rows if r.status != "passes")
     assert result.recommended == documented(result.rows) is not None

@@ -47,6 +47,15 @@ def roles(frame: pd.DataFrame) -> Roles:
     return Roles(columns=tags)
 
 
+def run_and_read(spec: Path, root: Path) -> tuple[Path, dict, dict]:
+    """``ppdp run SPEC`` (must publish), then (the release's folder, its manifest, the manifest's DP record)."""
+    result = runner.invoke(app, ["run", str(spec)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    [folder] = sorted(p.parent for p in root.glob("*/*/manifest.json"))
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return folder, manifest, manifest["privacy"]["dp"]
+
+
 def small_census(rows: int = 3000) -> pd.DataFrame:
     frame = pd.read_csv(CENSUS, dtype={"zip": str})
     return frame[["age", "sex", "education", "hours_per_week", "income"]].head(rows)
@@ -174,7 +183,8 @@ def test_a_dp_spec_needs_a_dp_gate_and_refuses_the_others(tmp_path):
 # -- synthesis (slow) -------------------------------------------------------------------------------------------
 @pytest.mark.slow  # one OpenDP measurement and one model fit: about 10 s
 def test_same_seed_same_rows_from_the_same_measurements_and_fresh_noise_each_run():
-    from ppdp.tasks.sanitize.dp_synthesizer import build, sample_model, to_mechanism_input
+    from ppdp.tasks.core.pgm import sample_model
+    from ppdp.tasks.sanitize.dp_synthesizer import build, to_mechanism_input
 
     frame = small_census(1500)
     r = roles(frame)

@@ -57,7 +57,8 @@ class KnownMethod(Protocol):
     def protected_columns(self, roles: Roles) -> list[str]: ...
 
     def rebuild_guarantee(self, params: dict[str, Any], columns: list[str], roles: Roles,
-                          numeric: dict[str, bool]) -> tuple[float, float, str]: ...
+                          numeric: dict[str, bool], found: dict[str, list[float]] | None = None
+                          ) -> tuple[float, float, str]: ...
 
 
 @dataclass(frozen=True)
@@ -234,10 +235,11 @@ def published_report(manifest: Manifest, frame: pd.DataFrame, method: KnownMetho
 
 def rebuilt_guarantee(manifest: Manifest, frame: pd.DataFrame, method: KnownMethod | None = None):
     """A differentially private release's guarantee re-derived from its manifest: the mechanism rebuilt from the
-    method's recorded parameters and the published columns (which are cut at public bins: those named in
-    ``bins``), and mapped again by the DP library. The recorded guarantee with the re-derived epsilon and delta, as
-    asked and as spent; None when the manifest records none or the mechanism cannot be rebuilt (the claims then
-    fail: fail closed). ``method``: the release's method (its ``rebuild_guarantee``), None when unknown."""
+    method's recorded parameters and the published columns (which are cut at bins: those named in ``bins``, with
+    the edges the release recorded as found under DP), and mapped again by the DP library. The recorded guarantee
+    with the re-derived epsilon and delta, as asked and as spent; None when the manifest records none or the
+    mechanism cannot be rebuilt (the claims then fail: fail closed). ``method``: the release's method (its
+    ``rebuild_guarantee``), None when unknown."""
     recorded = manifest.privacy.dp
     if recorded is None:
         return None
@@ -248,7 +250,7 @@ def rebuilt_guarantee(manifest: Manifest, frame: pd.DataFrame, method: KnownMeth
         bins: Any = params.get("bins") or {}  # JSON as recorded; a malformed one fails the rebuild (closed)
         columns = [str(c) for c in frame.columns]
         eps, delta, library = method.rebuild_guarantee(params, columns, manifest.roles,
-                                                       {c: c in bins for c in columns})
+                                                       {c: c in bins for c in columns}, recorded.found_edges)
     except Exception:  # noqa: BLE001 - any failure to rebuild is a claim that cannot be re-checked (fail closed)
         return None
     # the rebuild validated epsilon and delta as numbers (the method's parameter model)

@@ -99,6 +99,11 @@ def report_markdown(manifest: Manifest) -> str:
                       f"({u.test_rows:,} held-out rows{'' if _every_row(m) else ', never published'})."]
         for d in u.delta_r:
             lines.append(f"- delta R {_md(d.classifier)}: {d.value:+.4f} (>= 0 keeps utility)")
+        from ppdp.tasks.utility import marginals_line, tstr_lines
+
+        lines += [f"- {_md(line)}" for line in tstr_lines(u.tstr, u.regression)]
+        if u.marginals is not None:
+            lines.append(f"- {_md(marginals_line(u.marginals))}")
     t = m.tuning
     if t.lattice is not None:
         node = ", ".join(f"{_md(c)}={v}" for c, v in t.lattice.node.items())
@@ -220,6 +225,12 @@ def report_table(manifest: Manifest) -> list[TableRow]:
         figure("accuracy", f"{u.classifier} trained on the release, tested on held-out rows", u.accuracy)
         figure("accuracy (original)", f"{u.classifier} trained on the original rows", u.accuracy_original)
         figure("accuracy ratio", "release accuracy / original accuracy", u.ratio)
+        for ts in u.tstr:
+            figure(f"TSTR {ts.classifier}", "trained on the release, tested on held-out real rows", ts.accuracy)
+            figure(f"TSTR {ts.classifier} (original)", "trained on the original rows", ts.accuracy_original)
+        for rs in u.regression:
+            figure(f"R^2 {rs.column}", "regression trained on the release, held-out real rows", rs.r2)
+            figure(f"R^2 {rs.column} (original)", "regression trained on the original rows", rs.r2_original)
     if u is not None and u.marginals is not None:  # label-free: the published table against the input table
         figure("1-way marginal distance", "total variation distance per column, mean", u.marginals.one_way)
         figure("2-way marginal distance", "total variation distance per column pair, mean", u.marginals.two_way)

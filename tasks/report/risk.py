@@ -242,16 +242,25 @@ def _dp_figures(page: Context) -> str:
     if d is None:
         return '<p class="muted">The manifest records no differentially private mechanism.</p>'
     rows = [("library", _e(d.library), "the DP library that built the mechanism"),
-            ("mechanism", _e(d.mechanism), "MST: noisy one-way counts, noisy-max choice of column pairs, noisy "
-                                            "two-way counts, a graphical model fitted to them"),
+            ("mechanism", _e(d.mechanism), ("AIM: noisy one-way counts, then round by round a noisy-max choice of "
+                                            "the marginal of up to 3 columns the model fits worst, its noisy count "
+                                            "and the model refitted" if d.mechanism == "aim" else
+                                            "MST: noisy one-way counts, noisy-max choice of column pairs, noisy "
+                                            "two-way counts, a graphical model fitted to them")
+             + (f" ({_e(d.mechanism_choice)})" if d.mechanism_choice else "")),
             ("definition", _e(d.definition), "pure: epsilon-DP (every category public); approximate: "
                                               "(epsilon, delta)-DP"),
             ("neighbouring inputs", _e(d.neighbours), "what the guarantee protects"),
             ("epsilon asked / spent", _e(f"{_fmt(d.epsilon)} / {_fmt(d.epsilon_spent)}"),
-             "spent: the library's privacy map of the mechanism as built"),
+             "spent: the library's privacy map of the mechanism as built (with DP bins: the quantiles' and the "
+             "synthesizer's maps added)"),
             ("delta asked / spent", _e(f"{_fmt(d.delta)} / {_fmt(d.delta_spent)}"), "spent on discovering "
                                                                                     "categories privately"),
-            ("public bins", _e(", ".join(d.binned) or "none"), "numbers cut at the spec's public edges"),
+            ("public bins", _e(", ".join(c for c in d.binned if c not in d.found_edges) or "none"),
+             "numbers cut at the spec's public edges"),
+            ("bins found under DP", _e(", ".join(d.found_edges) or "none"),
+             "inner edges: DP quantiles within public bounds (the manifest's found_edges), spending "
+             + _e(_fmt(d.bins_epsilon_spent)) + " of the epsilon spent" if d.found_edges else "none"),
             ("public categories", _e(", ".join(d.public_categories) or "none"), "listed in the spec"),
             ("discovered categories", _e(", ".join(d.discovered) or "none"),
              "kept only with a noisy count above " + _e(_fmt(d.discovery_threshold))

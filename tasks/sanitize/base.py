@@ -209,10 +209,11 @@ class Sanitizer(EstimatorParams, ABC):
         return roles.names(Role.sensitive)
 
     @classmethod
-    def rebuild_guarantee(cls, params: dict[str, Any], columns: list[str], roles: Roles, numeric: dict[str, bool]
-                          ) -> tuple[float, float, str]:
+    def rebuild_guarantee(cls, params: dict[str, Any], columns: list[str], roles: Roles, numeric: dict[str, bool],
+                          found: dict[str, list[float]] | None = None) -> tuple[float, float, str]:
         """A differentially private method's (epsilon, delta, library) rebuilt from a manifest's recorded parameters
-        and published columns (``ppdp validate --release``); methods without such a guarantee refuse."""
+        and published columns (``ppdp validate --release``; ``found``: the bin edges the release recorded as found
+        under DP); methods without such a guarantee refuse."""
         raise SpecError(f"method {cls.name} makes no differentially private guarantee to rebuild")
 
     # -- tuning -------------------------------------------------------------------------------------
