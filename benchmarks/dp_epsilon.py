@@ -17,7 +17,7 @@ race, sex, native-country, income; age is binned instead), bin edges for the 6 n
 numbers chosen for the Census variables, not from the data); ``relationship`` has no public list and is discovered
 privately (delta 1e-7), so both run (epsilon, 1e-7)-DP.
 
-Three pipelines (AIM at the ``--aim`` epsilons only, default 1, ``--aim-draws`` times, default 3: one AIM
+Four pipelines (AIM at the ``--aim`` epsilons only, default 1, ``--aim-draws`` times, default 3: one AIM
 synthesis of Adult takes 3 to 5 minutes here):
 
 * **ppdp**: :class:`ppdp.tasks.sanitize.dp_synthesizer.DpSynthesizer` (``sanitize`` on the training rows, seed 7
@@ -25,6 +25,9 @@ synthesis of Adult takes 3 to 5 minutes here):
   opendp/opendp#2789), rows drawn from the model with the method's seeded generator (each group's draws handed to
   its rows in a random order: the fix of mbi 1.3.0), numbers drawn inside their bins, a missing class redrawn from
   the model's class marginal, rows in a keyed random order;
+* **ppdp, every category public** (``--pure`` epsilons, default 1, ``--draws`` times): the same MST with
+  ``relationship``'s categories listed from UCI's documentation of the data set (:data:`RELATIONSHIP`), so nothing
+  is discovered and the release is pure epsilon-DP (delta 0);
 * **ppdp with AIM**: the same with ``mechanism: aim`` (McKenna et al. 2022, OpenDP's AIM with ppdp's two fixes:
   the budget's last rounding crumb is not spent on one more round, and the model's marginals are computed in NumPy;
   see the module's docstring);
@@ -85,6 +88,9 @@ ARX = {"workclass": "workclass", "education": "education", "marital-status": "ma
        "occupation": "occupation", "race": "race", "sex": "sex", "native-country": "native-country",
        "income": "salary-class"}
 DELTA = 1e-7
+# relationship's categories as UCI's documentation of the data set (adult.names) lists them: public, not read from
+# the data; used by the "pure" pipeline only (every category public: pure epsilon-DP, delta 0)
+RELATIONSHIP = ["Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried"]
 SEED = 7
 SMOKE_ENV = "PPDP_DP_EPSILON_SMOKE"  # set by --smoke: the tiny domain below, seen by spawned workers too
 # smoke runs: MST's time grows with the domain (columns x bins), not the rows. Age binned (3 public bins: the
@@ -144,12 +150,16 @@ def roles(frame: pd.DataFrame):
                                     source="declared", reason="benchmark") for c in frame.columns])
 
 
-def run_ppdp(train: pd.DataFrame, epsilon: float, draw: int, mechanism: str = "mst") -> tuple[pd.DataFrame, float]:
+def run_ppdp(train: pd.DataFrame, epsilon: float, draw: int, mechanism: str = "mst", pure: bool = False
+             ) -> tuple[pd.DataFrame, float]:
     from ppdp.tasks.sanitize.dp_synthesizer import DpSynthesizer
 
+    categories = public_categories()
+    if pure:
+        categories["relationship"] = RELATIONSHIP
     started = time.perf_counter()
-    release = DpSynthesizer(epsilon=epsilon, delta=DELTA, mechanism=mechanism, bins=BINS,
-                            categories=public_categories(), seed=SEED + draw).sanitize(train, roles(train))
+    release = DpSynthesizer(epsilon=epsilon, delta=0.0 if pure else DELTA, mechanism=mechanism, bins=BINS,
+                            categories=categories, seed=SEED + draw).sanitize(train, roles(train))
     return release.frame, time.perf_counter() - started
 
 
@@ -251,7 +261,8 @@ def one_run(job: tuple[str, float, int, bool]) -> dict:
     if pipeline == "opendp":
         synthetic, seconds = run_opendp(train, epsilon, draw)
     else:
-        synthetic, seconds = run_ppdp(train, epsilon, draw, "aim" if pipeline == "aim" else "mst")
+        synthetic, seconds = run_ppdp(train, epsilon, draw, "aim" if pipeline == "aim" else "mst",
+                                      pure=pipeline == "pure")
     print(f"{pipeline} epsilon {epsilon:g} draw {draw}: {len(synthetic):,} rows in {seconds:.1f} s", file=sys.stderr,
           flush=True)
     one, two = marginal_errors(synthetic, train)
@@ -259,7 +270,8 @@ def one_run(job: tuple[str, float, int, bool]) -> dict:
             "accuracy": accuracy(synthetic, test), "tvd_1way": one, "tvd_2way": two}
 
 
-NAMES = {"ppdp": "ppdp dp_synthesizer (MST)", "aim": "ppdp dp_synthesizer (AIM)",
+NAMES = {"ppdp": "ppdp dp_synthesizer (MST)", "pure": "ppdp dp_synthesizer (MST), every category public",
+         "aim": "ppdp dp_synthesizer (AIM)",
          "opendp": "OpenDP directly (MST; mbi 1.1.0's generator)"}
 
 
@@ -281,7 +293,7 @@ def plot(table: pd.DataFrame, original: float, majority: float, path: Path) -> N
     import matplotlib.pyplot as plt
 
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
-    for pipeline, style in (("ppdp", "o-"), ("aim", "^"), ("opendp", "s--")):
+    for pipeline, style in (("ppdp", "o-"), ("pure", "D"), ("aim", "^"), ("opendp", "s--")):
         r = table[table.pipeline == pipeline].sort_values("epsilon")
         label = NAMES[pipeline]
         left.errorbar(r.epsilon, r.accuracy, yerr=r.accuracy_sd, fmt=style, capsize=3, label=label)
@@ -296,7 +308,7 @@ def plot(table: pd.DataFrame, original: float, majority: float, path: Path) -> N
         ax.legend(fontsize=7)
     left.set_ylabel("accuracy on held-out original rows")
     right.set_ylabel("average total variation distance")
-    fig.suptitle("UCI Adult: MST synthetic data against epsilon (mean and standard deviation of the draws)")
+    fig.suptitle("UCI Adult: DP synthetic data (MST, AIM) against epsilon (mean and standard deviation of the draws)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
@@ -309,6 +321,8 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=5, help="syntheses (fresh DP noise) per epsilon for ppdp")
     parser.add_argument("--direct-draws", type=int, default=2, help="syntheses per epsilon for OpenDP directly")
     parser.add_argument("--aim", type=float, nargs="*", default=[1.0], help="epsilons at which AIM also runs")
+    parser.add_argument("--pure", type=float, nargs="*", default=[1.0],
+                        help="epsilons at which MST also runs with every category public (pure DP)")
     parser.add_argument("--aim-draws", type=int, default=3, help="syntheses per epsilon for AIM")
     parser.add_argument("--quick", action="store_true", help="4,000 training rows, epsilons 1 and 10, one worker")
     parser.add_argument("--workers", type=int, default=2)
@@ -325,7 +339,7 @@ def main() -> None:
         os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
         smoke.tiny_shared("adult/adult.csv", *[f"adult/arx/adult_hierarchy_{n}.csv" for n in ARX.values()])
         args.epsilons, args.direct, args.workers, args.draws, args.direct_draws = [10.0], [10.0], 1, 1, 1
-        args.aim = []  # AIM's smoke run is its own test (tests/test_dp_aim.py)
+        args.aim = args.pure = []  # AIM's smoke run is its own test (tests/test_dp_aim.py)
         args.resume, args.out = False, smoke.workdir() / "dp_epsilon.md"
     epsilons = [1.0, 10.0] if args.quick else args.epsilons
     direct = epsilons if args.quick else [e for e in args.direct if e in epsilons]
@@ -336,10 +350,11 @@ def main() -> None:
     original = accuracy(train, test)
     majority = float((test["income"] == test["income"].mode()[0]).mean())
     shipped = shipped_mst_error(train)
-    aim = [e for e in args.aim if e in epsilons]
-    draws = {"ppdp": args.draws, "opendp": args.direct_draws, "aim": args.aim_draws}
-    jobs = [(p, e, d, args.quick) for e in epsilons for p in ("ppdp", "opendp", "aim")
-            if p == "ppdp" or e in (direct if p == "opendp" else aim) for d in range(draws[p])]
+    aim, pure = [e for e in args.aim if e in epsilons], [e for e in args.pure if e in epsilons]
+    draws = {"ppdp": args.draws, "opendp": args.direct_draws, "aim": args.aim_draws, "pure": args.draws}
+    at = {"ppdp": epsilons, "opendp": direct, "aim": aim, "pure": pure}
+    jobs = [(p, e, d, args.quick) for e in epsilons for p in ("ppdp", "opendp", "aim", "pure") if e in at[p]
+            for d in range(draws[p])]
     # every finished synthesis is appended to <out>.jsonl at once; --resume keeps those and runs the rest
     args.out.parent.mkdir(parents=True, exist_ok=True)
     partial = args.out.with_suffix(".jsonl")
@@ -366,34 +381,37 @@ def main() -> None:
         f"epsilon {', '.join(f'{e:g}' for e in sorted(epsilons))}, OpenDP directly at "
         f"{', '.join(f'{e:g}' for e in sorted(direct))}. "
         f"Training rows {len(train):,}, held-out rows {len(test):,}; delta {DELTA:g} (relationship discovered "
-        f"privately, every other category and bin public); {workers} worker process(es) on this machine; "
+        f"privately, every other category and bin public; the rows with every category public: delta 0, pure "
+        f"epsilon-DP); {workers} worker process(es) on this machine; "
         f"{total:.0f} s in all (1-minute load average {load_before:.1f} at the start, {load_after:.1f} at the end, "
         f"on {os.cpu_count()} cores: seconds grow with other work on the machine). Each row: the mean of its draws "
-        f"(fresh DP noise each: {args.draws} per epsilon for ppdp's MST, {args.aim_draws} for AIM at epsilon "
+        f"(fresh DP noise each: {args.draws} per epsilon for ppdp's MST and for MST with every category public at "
+        f"epsilon {', '.join(f'{e:g}' for e in sorted(pure)) or '(none)'}, {args.aim_draws} for AIM at epsilon "
         f"{', '.join(f'{e:g}' for e in sorted(aim)) or '(none)'}, {args.direct_draws} for OpenDP directly), the "
         "accuracy's standard deviation and range beside it.",
         "",
         f"Held-out accuracy of the classifier trained on the original training rows: {original:.4f}; majority "
         f"class: {majority:.4f}. OpenDP's `dp.mbi.MST()` as shipped, on this table: `{shipped}` "
-        "(opendp/opendp#2789); both pipelines below use the fixed selection budget.",
+        "(opendp/opendp#2789); every MST pipeline below uses the fixed selection budget.",
         "",
         "| epsilon | pipeline | draws | rows (mean) | accuracy (mean) | sd | range | 1-way TVD | 2-way TVD | "
         "seconds (mean) |",
         "|---:|---|---:|---:|---:|---:|---|---:|---:|---:|",
     ]
-    order = {"ppdp": 0, "aim": 1, "opendp": 2}
+    order = {"ppdp": 0, "pure": 1, "aim": 2, "opendp": 3}
     for r in table.sort_values(["epsilon", "pipeline"], key=lambda c: c.map(order) if c.name == "pipeline" else c
                                ).itertuples():
         name = NAMES[str(r.pipeline)]
         lines.append(f"| {r.epsilon:g} | {name} | {r.draws} | {r.rows:,.0f} | {r.accuracy:.4f} | "
                      f"{r.accuracy_sd:.4f} | {r.accuracy_min:.4f}-{r.accuracy_max:.4f} | {r.tvd_1way:.4f} | "
                      f"{r.tvd_2way:.4f} | {r.seconds:.1f} |")
-    at_one = table[(table.pipeline == "ppdp") & (table.epsilon == 1.0)]
-    if len(at_one):
-        a = at_one.iloc[0]
-        lines += ["", f"At epsilon 1, ppdp's releases scored {a.accuracy:.4f} on average over {a.draws} draws "
-                  f"(range {a.accuracy_min:.4f}-{a.accuracy_max:.4f}); the issue's target is at least 0.79; the "
-                  f"classifier trained on the real training rows scored {original:.4f}."]
+    for pipeline in ("ppdp", "pure"):
+        at_one = table[(table.pipeline == pipeline) & (table.epsilon == 1.0)]
+        if len(at_one):
+            a = at_one.iloc[0]
+            lines += ["", f"At epsilon 1, {NAMES[pipeline]} scored {a.accuracy:.4f} on average over {a.draws} "
+                      f"releases (range {a.accuracy_min:.4f}-{a.accuracy_max:.4f}); the issue's target is at least "
+                      f"0.79; the classifier trained on the real training rows scored {original:.4f}."]
     lines += ["", f"Plot: `{png.name}`. Per-synthesis records: `{partial.name}`.", ""]
     args.out.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
