@@ -76,7 +76,6 @@ RECOMMENDATION_RULE = (
     "does not decide (it varies between runs)")
 
 
-
 def ranked_by_text(rank_by: str | None) -> str:
     """What ranks the methods, in words (``rank_by``: the spec's ``utility.ranking``; None: the accuracy ratio, or
     without a classifier 1 - the 2-way marginal distance)."""
