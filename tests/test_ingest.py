@@ -180,7 +180,8 @@ def test_header_that_looks_like_data_is_named_by_position_only(workspace, name, 
         path = workspace.dir / f"hdr.{suffix}"
         frame.to_csv(path, index=False) if suffix == "csv" else frame.to_parquet(path, index=False)
         message = ingest_refusal(workspace, path, "the name of column 4 looks like a data value", what)
-        assert name not in message
+        # the file's path is named, and the test's temporary folder may hold the same digits (pytest-342 and "42")
+        assert name not in message.replace(str(path), "<the file>")
 
 
 def test_headerless_file_is_refused_without_echoing_its_first_row(workspace):
