@@ -12,52 +12,15 @@ Usage: ``make typecheck`` or ``.venv/bin/python .ci/typecheck.py [mypy options]`
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
+
+from package_tree import PACKAGE, build_tree, package_dirs  # .ci/package_tree.py (this script's folder)
 
 ROOT = Path(__file__).resolve().parent.parent
 TREE = ROOT / "build" / "typecheck"
-PACKAGE = "ppdp"
-
-
-def package_dirs() -> dict[str, str]:
-    """The folder of each subpackage of ``ppdp`` mapped by setuptools, e.g. ``{"tasks": "tasks"}``."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    mapping: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
-    if mapping.get(PACKAGE) != PACKAGE:
-        sys.exit(f"typecheck: expected package-dir {PACKAGE!r} = {PACKAGE!r}, found {mapping.get(PACKAGE)!r}")
-    subpackages = {}
-    for name, folder in mapping.items():
-        prefix, _, sub = name.partition(".")
-        if prefix != PACKAGE or not sub:
-            continue
-        if "." in sub:
-            sys.exit(f"typecheck: nested package-dir entry {name!r} is not supported by this script")
-        subpackages[sub] = folder
-    return subpackages
-
-
-def build_tree(subpackages: dict[str, str]) -> Path:
-    """Lay out build/typecheck/ppdp/: relative symlinks to ppdp/'s entries and to each mapped folder."""
-    package = TREE / PACKAGE
-    if package.is_symlink() or package.is_file():
-        package.unlink()
-    elif package.exists():
-        shutil.rmtree(package)
-    package.mkdir(parents=True)
-    source = ROOT / PACKAGE
-    for entry in sorted(source.iterdir()):
-        if entry.name == "__pycache__" or entry.name in subpackages:
-            continue
-        (package / entry.name).symlink_to(os.path.relpath(entry, package))
-    for sub, folder in subpackages.items():
-        (package / sub).symlink_to(os.path.relpath(ROOT / folder, package), target_is_directory=True)
-    return package
 
 
 def real_path(subpackages: dict[str, str]):
@@ -68,8 +31,11 @@ def real_path(subpackages: dict[str, str]):
 
 
 def main(argv: list[str]) -> int:
-    subpackages = package_dirs()
-    build_tree(subpackages)
+    try:
+        subpackages = package_dirs(ROOT)
+    except ValueError as exc:
+        sys.exit(f"typecheck: {exc}")
+    build_tree(TREE, subpackages, ROOT)
     command = [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *argv, "-p", PACKAGE]
     # run from the tree so that `ppdp` resolves to it (the real ppdp/ would shadow it from the repository root)
     done = subprocess.run(command, cwd=TREE, capture_output=True, text=True)

@@ -29,7 +29,6 @@ plot go to a temporary folder.
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from pathlib import Path
@@ -39,6 +38,7 @@ import pandas as pd
 
 from benchmarks import smoke
 from benchmarks.datasets import load
+from benchmarks.paper_tables import dataset_runs, table_parser
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.sanitize.condensation import Condensation
 from ppdp.tasks.tune import class_sizes, evaluate_value, sequential, tune, undominated
@@ -521,16 +521,9 @@ def _plot_figures(rows, labels, directory: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default=",".join(PAPER))
-    parser.add_argument("--repeats", type=int, default=3)
+    parser = table_parser(__doc__.splitlines()[0], PAPER, RESULTS / "condensation_table2.md", repeats=3)
     parser.add_argument("--buckets", type=int, default=20)
     parser.add_argument("--all-sizes-up-to", type=int, default=60)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-figures", action="store_true")
-    parser.add_argument("--output", type=Path, default=RESULTS / "condensation_table2.md",
-                        help="where to write the tables (default: the committed results file)")
-    smoke.add_flag(parser)
     args = parser.parse_args()
     global FIGURE_KS
     if args.smoke:
@@ -540,12 +533,8 @@ def main() -> None:
         args.output, FIGURE_KS = smoke.workdir() / "condensation_table2.md", (10, 20)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     rows = []
-    for name in [n.strip() for n in args.datasets.split(",") if n.strip()]:
-        try:
-            r = run_dataset(name, args.repeats, args.buckets, args.all_sizes_up_to, args.seed)
-        except FileNotFoundError as exc:
-            print(f"{name}: skipped: {exc}")
-            continue
+    for name, r in dataset_runs(args.datasets,
+                                lambda n: run_dataset(n, args.repeats, args.buckets, args.all_sizes_up_to, args.seed)):
         rows.append(r)
         p = PAPER[name]
         print(f"{name:<14} paper: t={p[0]} gcd={p[1]} rule={p[2]} ({p[3]}, {p[4]}) brute={p[5]} ({p[6]}, {p[7]})")

@@ -378,9 +378,10 @@ TIMINGS_STEP = re.compile(r"^    (?P<name>\S(?:.*\S)?)\s+(?P<seconds>\d+(?:\.\d+
 
 
 def parse_timings(stdout: str) -> dict | None:
-    """``ppdp run --timings``'s block (flows/cli.py): the line ``  timings  W s in the command, S s in the steps'
-    own work, B s beyond them (...)`` then one line per step, ``    NAME  SECONDS s`` with ``  (N runs, summed)``
-    when the step ran more than once, most seconds first, up to the first line of another form. None if absent."""
+    """``ppdp run --timings``'s block (flows/cli/release_summary.py): the line ``  timings  W s in the command,
+    S s in the steps' own work, B s beyond them (...)`` then one line per step, ``    NAME  SECONDS s`` with
+    ``  (N runs, summed)`` when the step ran more than once, most seconds first, up to the first line of another
+    form. None if absent."""
     lines = stdout.splitlines()
     for i, line in enumerate(lines):
         head = TIMINGS_HEAD.match(line)
@@ -542,7 +543,7 @@ def run_release(spec: Path, env: dict[str, str], logs: Path, timeout: float | No
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.kill(proc.pid, signal.SIGUSR1)  # ppdp prints every thread's stack to its stderr (flows/cli.py)
+            os.kill(proc.pid, signal.SIGUSR1)  # ppdp prints every thread's stack to its stderr (flows/cli/app.py)
             time.sleep(STACKS_SECONDS)
             os.killpg(proc.pid, signal.SIGTERM)  # the run's own process group (its Dask workers included)
             try:

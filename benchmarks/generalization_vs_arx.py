@@ -33,19 +33,17 @@ absent), one repeat, 300 resampled rows; the results file goes to a temporary fo
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
-import statistics
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from benchmarks import smoke
+from benchmarks.timing import timed
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.hierarchy import FileHierarchy
 from ppdp.schemas.reports import ColumnTag, Roles
@@ -79,19 +77,6 @@ def roles_for(frame: pd.DataFrame, qis: list[str], sensitive: bool) -> Roles:
     return Roles(columns=tags)
 
 
-def timed(run: Callable[[], object], repeats: int) -> tuple[float, float, object]:
-    run()  # warm: imports, caches, first allocations
-    walls, cpus = [], []
-    result = None
-    for _ in range(repeats):
-        gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = run()
-        cpus.append(time.process_time() - cpu)
-        walls.append(time.perf_counter() - wall)
-    return statistics.median(walls), statistics.median(cpus), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -118,9 +103,9 @@ def main() -> None:
     for label, params, sensitive, arx_s, arx_classes, arx_loss, arx_supp in CASES:
         roles = roles_for(frame, QIS, sensitive)
         sanitizer = Generalization(**params, measure="loss", hierarchies=hierarchies)
-        wall, cpu, found = timed(lambda s=sanitizer, r=roles: s.search(frame, r), args.repeats)
+        wall, cpu, found = timed(lambda s=sanitizer, r=roles: s.search(frame, r), args.repeats, warm=True)
         problem = sanitizer._problem(frame, roles, search=True)[-1]
-        lwall, lcpu, _ = timed(lambda p=problem: search_lattice(p, "loss"), args.repeats)
+        lwall, lcpu, _ = timed(lambda p=problem: search_lattice(p, "loss"), args.repeats, warm=True)
         node = ", ".join(str(found.node[q]) for q in QIS)
         counts = f"{found.checked} / {found.visited} / {found.total}"
         lines.append(f"| {label} | ppdp | {node} | {found.measures['loss']:.4f} ({found.measures['loss']:.10f}) | "
@@ -144,7 +129,7 @@ def main() -> None:
     # the published table, re-counted from its labels
     sanitizer = Generalization(k=5, suppression_limit=0.05, hierarchies=hierarchies)
     roles = roles_for(frame, QIS, False)
-    swall, scpu, release = timed(lambda: sanitizer.sanitize(frame, roles), max(1, args.repeats // 2))
+    swall, scpu, release = timed(lambda: sanitizer.sanitize(frame, roles), max(1, args.repeats // 2), warm=True)
     sizes = np.bincount(equivalence_class_ids(release.frame, QIS))
     starred = int((release.frame[QIS] == "*").all(axis=1).sum())
     published = (f"`sanitize()` (search, then every row published): {swall:.3f} s wall ({scpu:.3f} CPU); published "
@@ -159,8 +144,8 @@ def main() -> None:
     for k in (10, 200):
         roles = roles_for(big, QIS, False)
         sanitizer = Generalization(k=k, suppression_limit=0.05, hierarchies=hierarchies)
-        wall, cpu, found = timed(lambda s=sanitizer, r=roles: s.search(big, r), 1)
-        bwall, bcpu, out = timed(lambda s=sanitizer, r=roles: s.sanitize(big, r), 1)
+        wall, cpu, found = timed(lambda s=sanitizer, r=roles: s.search(big, r), 1, warm=True)
+        bwall, bcpu, out = timed(lambda s=sanitizer, r=roles: s.sanitize(big, r), 1, warm=True)
         assert np.bincount(equivalence_class_ids(out.frame, QIS)).min() >= k
         node = ", ".join(str(found.node[q]) for q in QIS)
         big_lines.append(f"| {len(big):,} | k={k}, <=5% suppressed | {node} | {found.measures['loss']:.4f} | "

@@ -26,7 +26,6 @@ import argparse
 import gc
 import os
 import platform
-import statistics
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -36,6 +35,7 @@ import numpy as np
 import scipy
 
 from benchmarks import smoke
+from benchmarks.timing import timed
 from ppdp.tasks.sanitize.mdav import (
     PASSES,
     PEEL_SHARE,
@@ -68,17 +68,6 @@ def adult(rows: int, seed: int = 0) -> np.ndarray:
 
     raw = pd.read_csv(ADULT, usecols=ADULT_COLUMNS)[ADULT_COLUMNS].to_numpy(dtype=np.float64)
     return raw[np.random.default_rng(seed).integers(0, len(raw), rows)]
-
-
-def timed(run: Callable[[], np.ndarray], repeats: int) -> tuple[float, float, np.ndarray]:
-    walls, cpus = [], []
-    for _ in range(repeats):
-        gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
-        labels = run()
-        cpus.append(time.process_time() - cpu)
-        walls.append(time.perf_counter() - wall)
-    return statistics.median(walls), statistics.median(cpus), labels
 
 
 def peak_mib(run: Callable[[], np.ndarray]) -> float:

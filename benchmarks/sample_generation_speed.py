@@ -31,7 +31,6 @@ import argparse
 import gc
 import os
 import platform
-import statistics
 import time
 from pathlib import Path
 
@@ -40,6 +39,7 @@ import pandas as pd
 
 from benchmarks import datasets, smoke
 from benchmarks.datasets import load
+from benchmarks.timing import timed
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.encoding import TableEncoder
@@ -119,15 +119,8 @@ def bound_then_full_tree(x: np.ndarray, blocks: list[slice], k: int = 16):
 
 
 def time_sanitize(frame: pd.DataFrame, roles: Roles, repeats: int) -> tuple[float, float, int]:
-    walls, cpus, rows = [], [], 0
-    for _ in range(repeats):
-        gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
-        out = SampleGeneration(seed=1).sanitize(frame, roles)
-        cpus.append(time.process_time() - cpu)
-        walls.append(time.perf_counter() - wall)
-        rows = len(out.frame)
-    return statistics.median(walls), statistics.median(cpus), rows
+    wall, cpu, out = timed(lambda: SampleGeneration(seed=1).sanitize(frame, roles), repeats)
+    return wall, cpu, len(out.frame)
 
 
 def compare_searches(frame: pd.DataFrame, roles: Roles, m: int) -> tuple[list[tuple[str, float, bool]], float, int]:

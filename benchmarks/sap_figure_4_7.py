@@ -24,7 +24,6 @@ absent), one repeat of 2 folds; the tables and the chart go to a temporary folde
 
 from __future__ import annotations
 
-import argparse
 import re
 import time
 from pathlib import Path
@@ -33,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import datasets, smoke
+from benchmarks.paper_tables import dataset_runs, table_parser
 from benchmarks.sap_evaluation import MEASURES, attack_summary, compare, cross_validate, quartiles, values
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
@@ -428,15 +428,8 @@ def markdown(rows: list[dict], repeats: int, folds: int, seed: int, figures: lis
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", default=",".join(LOADERS))
-    parser.add_argument("--repeats", type=int, default=5)
+    parser = table_parser(__doc__.splitlines()[0], LOADERS, RESULTS / "sap_figure_4_7.md", repeats=5)
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-figures", action="store_true")
-    parser.add_argument("--output", type=Path, default=RESULTS / "sap_figure_4_7.md",
-                        help="where to write the tables (default: the committed results file)")
-    smoke.add_flag(parser)
     args = parser.parse_args()
     if args.smoke:
         smoke.tiny_shared("vote/vote.csv")
@@ -445,12 +438,7 @@ def main() -> None:
     args.output.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     rows, figures = [], []
-    for name in [n.strip() for n in args.datasets.split(",") if n.strip()]:
-        try:
-            r = run_dataset(name, args.repeats, args.folds, args.seed)
-        except FileNotFoundError as exc:
-            print(f"{name}: skipped: {exc}")
-            continue
+    for name, r in dataset_runs(args.datasets, lambda n: run_dataset(n, args.repeats, args.folds, args.seed)):
         rows.append(r)
         paper = paper_of(name)
         ours = medians(r["s2"]["appendix"], "pooled", "lower")

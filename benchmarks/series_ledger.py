@@ -69,7 +69,8 @@ def measure(rows: int, chunk: int, folder: Path) -> dict:
     from ppdp.tasks import series
     from ppdp.tasks.distributed.series import PIECE_ROWS
     from ppdp.tasks.privacy.candidates import count_combos, merge_counts, pair_stats, series_stats
-    from ppdp.tasks.privacy.series import _ranges, _sorted_unique
+    from ppdp.tasks.privacy.series_figures import sorted_unique as _sorted_unique
+    from ppdp.tasks.privacy.series_partitioned import _ranges
 
     rng = np.random.default_rng(0)
     hash_key = "b" * 16

@@ -16,8 +16,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from prefect import serve
+
 from ppdp.deployments.release import scheduled
 from ppdp.flows.federate import federate_flow
+from ppdp.flows.settings import apply_settings
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = REPO / "examples" / "federated" / "federated_demo.yaml"
@@ -35,8 +38,7 @@ def build_deployment(spec_path: str | os.PathLike[str] | None = None, cron: str 
 
 
 def main() -> None:
-    from prefect import serve
-
+    apply_settings()  # the entry point: ppdp's Prefect settings for this process and the runs it serves
     serve(build_deployment())
 
 

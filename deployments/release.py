@@ -18,9 +18,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from prefect import serve
 from prefect.schedules import Cron
 
 from ppdp.flows.release import release_flow
+from ppdp.flows.settings import apply_settings
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SPEC = REPO / "examples" / "census_demo.yaml"
@@ -38,6 +40,7 @@ def build_deployment(spec_path: str | os.PathLike[str] | None = None, cron: str 
 
 def scheduled(flow, name: str, spec_path: str | os.PathLike[str], cron: str, description: str, tags: list[str]):
     """``flow`` as a deployment with a cron schedule (UTC) and the spec path as its parameter (no overrides)."""
+    apply_settings()  # a deployment built from Python: ppdp's Prefect settings (idempotent)
     spec = Path(spec_path).resolve()
     return flow.to_deployment(name=name, schedules=[Cron(cron, timezone="UTC")],
                               parameters={"spec_path": str(spec), "overrides": []}, description=description,
@@ -45,8 +48,7 @@ def scheduled(flow, name: str, spec_path: str | os.PathLike[str], cron: str, des
 
 
 def main() -> None:
-    from prefect import serve
-
+    apply_settings()  # the entry point: ppdp's Prefect settings for this process and the runs it serves
     serve(build_deployment())
 
 

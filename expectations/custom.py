@@ -12,9 +12,11 @@ drops an expectation whose class is not registered. Metrics return aggregates (s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from abc import abstractmethod
+from typing import Any
 
 import numpy as np
+import pandas as pd
 from great_expectations.core.metric_domain_types import MetricDomainTypes
 from great_expectations.execution_engine import ExecutionEngine, PandasExecutionEngine
 from great_expectations.expectations.expectation import BatchExpectation
@@ -30,88 +32,107 @@ def _frame(execution_engine: PandasExecutionEngine, metric_domain_kwargs: dict):
     return df
 
 
-class MinEquivalenceClassSize(TableMetricProvider):
+class _TableCount(TableMetricProvider):
+    """A table metric computed on pandas by the subclass's ``count(df, value_kwargs)`` (GX calls ``_pandas`` with
+    the subclass as ``cls``); this base has no metric name, so GX registers only its subclasses."""
+
+    @metric_value(engine=PandasExecutionEngine)
+    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
+        return cls.count(_frame(execution_engine, metric_domain_kwargs), metric_value_kwargs)
+
+    @staticmethod
+    def count(df: pd.DataFrame, value_kwargs: dict) -> int:
+        """The metric's value on the table ``df`` (``value_kwargs``: the metric's value keys)."""
+        raise NotImplementedError
+
+
+def _class_ids(df: pd.DataFrame, value_kwargs: dict) -> np.ndarray:
+    return equivalence_class_ids(df, list(value_kwargs["column_list"]))
+
+
+class MinEquivalenceClassSize(_TableCount):
     metric_name = "ppdp.min_equivalence_class_size"
     value_keys = ("column_list",)
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
-        df = _frame(execution_engine, metric_domain_kwargs)
+    @staticmethod
+    def count(df: pd.DataFrame, value_kwargs: dict) -> int:
         if len(df) == 0:
             return 0
-        ids = equivalence_class_ids(df, list(metric_value_kwargs["column_list"]))
-        return int(np.bincount(ids).min())
+        return int(np.bincount(_class_ids(df, value_kwargs)).min())
 
 
-class MinDistinctSensitivePerClass(TableMetricProvider):
+class MinDistinctSensitivePerClass(_TableCount):
     metric_name = "ppdp.min_distinct_sensitive_per_class"
     value_keys = ("column_list", "sensitive_column")
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
-        df = _frame(execution_engine, metric_domain_kwargs)
+    @staticmethod
+    def count(df: pd.DataFrame, value_kwargs: dict) -> int:
         if len(df) == 0:
             return 0
-        ids = equivalence_class_ids(df, list(metric_value_kwargs["column_list"]))
-        pairs = equivalence_class_ids(df.assign(__ec__=ids), ["__ec__", metric_value_kwargs["sensitive_column"]])
+        ids = _class_ids(df, value_kwargs)
+        pairs = equivalence_class_ids(df.assign(__ec__=ids), ["__ec__", value_kwargs["sensitive_column"]])
         first = np.zeros(pairs.max() + 1, dtype=np.int64)
         first[pairs] = ids  # each (class, value) pair belongs to one class
         return int(np.bincount(first).min())
 
 
-class PresentColumnCount(TableMetricProvider):
+class PresentColumnCount(_TableCount):
     metric_name = "ppdp.present_column_count"
     value_keys = ("column_list",)
 
-    @metric_value(engine=PandasExecutionEngine)
-    def _pandas(cls, execution_engine, metric_domain_kwargs, metric_value_kwargs, metrics, runtime_configuration):
-        df = _frame(execution_engine, metric_domain_kwargs)
-        return int(sum(1 for c in metric_value_kwargs["column_list"] if c in df.columns))
+    @staticmethod
+    def count(df: pd.DataFrame, value_kwargs: dict) -> int:
+        return int(sum(1 for c in value_kwargs["column_list"] if c in df.columns))
 
 
-class ExpectQuasiIdentifiersToBeKAnonymous(BatchExpectation):
+class _CountExpectation(BatchExpectation):
+    """An expectation decided by its one metric, an integer (the result's observed_value), which :meth:`holds`
+    judges; abstract, so GX registers only its subclasses."""
+
+    @abstractmethod
+    def holds(self, observed: int) -> bool:
+        """Whether the observed count meets the expectation."""
+
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
+                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
+        observed = int(metrics[self.metric_dependencies[0]])
+        return {"success": self.holds(observed), "result": {"observed_value": observed}}
+
+
+class ExpectQuasiIdentifiersToBeKAnonymous(_CountExpectation):
     """Each combination of ``column_list`` values appears at least ``k`` times."""
 
     column_list: list[str]
     k: int
-    metric_dependencies: ClassVar[tuple[str, ...]] = ("ppdp.min_equivalence_class_size",)
-    success_keys: ClassVar[tuple[str, ...]] = ("column_list", "k")
-    args_keys: ClassVar[tuple[str, ...]] = ("column_list", "k")
+    metric_dependencies = ("ppdp.min_equivalence_class_size",)
+    success_keys = args_keys = ("column_list", "k")
 
-    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
-                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
-        observed = int(metrics["ppdp.min_equivalence_class_size"])
-        return {"success": observed >= self.k, "result": {"observed_value": observed}}
+    def holds(self, observed: int) -> bool:
+        return observed >= self.k
 
 
-class ExpectEquivalenceClassesToBeLDiverse(BatchExpectation):
+class ExpectEquivalenceClassesToBeLDiverse(_CountExpectation):
     """Each equivalence class over ``column_list`` holds at least ``l`` distinct ``sensitive_column`` values."""
 
     column_list: list[str]
     sensitive_column: str
     l: int  # noqa: E741 - the model's name
-    metric_dependencies: ClassVar[tuple[str, ...]] = ("ppdp.min_distinct_sensitive_per_class",)
-    success_keys: ClassVar[tuple[str, ...]] = ("column_list", "sensitive_column", "l")
-    args_keys: ClassVar[tuple[str, ...]] = ("column_list", "sensitive_column", "l")
+    metric_dependencies = ("ppdp.min_distinct_sensitive_per_class",)
+    success_keys = args_keys = ("column_list", "sensitive_column", "l")
 
-    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
-                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
-        observed = int(metrics["ppdp.min_distinct_sensitive_per_class"])
-        return {"success": observed >= self.l, "result": {"observed_value": observed}}
+    def holds(self, observed: int) -> bool:
+        return observed >= self.l
 
 
-class ExpectColumnsToBeAbsent(BatchExpectation):
+class ExpectColumnsToBeAbsent(_CountExpectation):
     """None of ``column_list`` is a column of the table (direct identifiers must not be published)."""
 
     column_list: list[str]
-    metric_dependencies: ClassVar[tuple[str, ...]] = ("ppdp.present_column_count",)
-    success_keys: ClassVar[tuple[str, ...]] = ("column_list",)
-    args_keys: ClassVar[tuple[str, ...]] = ("column_list",)
+    metric_dependencies = ("ppdp.present_column_count",)
+    success_keys = args_keys = ("column_list",)
 
-    def _validate(self, metrics: dict, runtime_configuration: dict | None = None,
-                  execution_engine: ExecutionEngine | None = None) -> dict[str, Any]:
-        observed = int(metrics["ppdp.present_column_count"])
-        return {"success": observed == 0, "result": {"observed_value": observed}}
+    def holds(self, observed: int) -> bool:
+        return observed == 0
 
 
 CUSTOM_TYPES = (

@@ -1,6 +1,4 @@
-"""Prefect flows that chain the steps, and the ``ppdp`` CLI. Importing this package sets Prefect's
-data-safety settings before Prefect itself is imported (see :mod:`flows.settings`)."""
+"""Prefect flows that chain the steps, and the ``ppdp`` CLI.
 
-from ppdp.flows import settings as _settings
-
-_settings.apply()
+Importing this package changes no setting: every entry point applies Prefect's data-safety settings itself
+(:func:`ppdp.flows.settings.apply_settings`)."""

@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (ppdp.flows must be imported before prefect: it applies the data-safety settings)
 """The comparison flow (``ppdp compare``): spec -> ingest -> tag -> protect identifiers, once; then one task per
 method (:func:`ppdp.tasks.compare.compare_method`), side by side on the spec's runner; the ranked table and the
 recommendation. Nothing is published, nothing is written: the CLI writes ``compare.html`` and ``compare.json``
@@ -16,18 +15,21 @@ import time
 from pathlib import Path
 from typing import cast
 
-import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
-
 from prefect import State, flow, get_run_logger
+from prefect.artifacts import create_table_artifact
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Failed
 
-from ppdp.flows.release import artifact_key, load_spec, preflight, protect_identifiers, read_input, tag_columns
-from ppdp.flows.steps import step
-from ppdp.flows.runners import SpecTaskRunner
+from ppdp.flows.release import artifact_key
+from ppdp.flows.runners import SpecTaskRunner, runner_overrides, task_runner_for
+from ppdp.flows.settings import apply_settings
+from ppdp.flows.steps import TASKS, step
 from ppdp.schemas.compare import CompareResult
-from ppdp.tasks import compare, secrets
-from ppdp.tasks.core.threads import one_native_thread_from_now_on
+from ppdp.schemas.spec import RunnerSpec
+from ppdp.tasks import compare, plan
+from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.errors import PpdpError
+from ppdp.tasks.core.threads import one_native_thread_from_now_on
 
 compare_one = step(compare.compare_method, "compare", lambda p: p["spec"].method.name)
 
@@ -48,8 +50,6 @@ def _figures(row) -> str:
 
 def compare_artifact(result: CompareResult) -> None:
     """The comparison table as a Prefect table artifact (aggregates only)."""
-    from prefect.artifacts import create_table_artifact
-
     create_table_artifact(table=compare.table_rows(result), key=artifact_key(result.dataset, "compare"),
                           description=f"ppdp compare: {result.recommendation}")
 
@@ -59,16 +59,15 @@ def compare_artifact(result: CompareResult) -> None:
 def compare_flow(spec_path: str, overrides: list[str] | None = None,
                  methods: list[str] | None = None) -> CompareResult | State:  # State: Failed
     """Run every applicable registered method (or ``methods``) on the spec's data and rank them; publish nothing."""
+    apply_settings()  # called from Python or by a Prefect worker: ppdp's Prefect settings (idempotent)
     logger = get_run_logger()
     one_native_thread_from_now_on()
     started = time.perf_counter()
     try:
-        spec = load_spec(spec_path, list(overrides or []))
-        preflight(spec, False)
-        frame, ingest_report = read_input(spec)
-        roles = tag_columns(frame, spec)
-        protected = protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
-        del frame
+        spec = TASKS.call(plan.LOAD_SPEC, spec_path, list(overrides or []))
+        read = plan.read_input(spec, TASKS, check_root=False)  # the plan's first steps, once for every method
+        ingest_report, roles, protected = read.ingest, read.roles, read.protected
+        del read
         order_key = compare.existing_order_key(spec)
         planned = compare.plan(spec, methods)
         logger.info("compare: %d rows, %d methods (%d not run or without a valid spec)", ingest_report.rows,
@@ -81,7 +80,7 @@ def compare_flow(spec_path: str, overrides: list[str] | None = None,
             rows.append(row)
             logger.info("compare: %s %s", name, _figures(row))
         result = compare.summarize(rows, spec, input_digest=ingest_report.input_digest,
-                                   input_key_id=ingest_report.input_key_id, input_rows=ingest_report.rows,
+                                   input_key_id=ingest_report.input_key_id, input_rows=cast(int, ingest_report.rows),
                                    seconds=time.perf_counter() - started)
         logger.info("compare: recommended %s", result.recommendation)
         try:  # a courtesy: the result stands without it
@@ -99,11 +98,6 @@ def run_compare(spec_path: str | os.PathLike[str], overrides: list[str] | tuple[
                 methods: list[str] | None = None, runner: str | None = None) -> CompareResult:
     """Call :func:`compare_flow` on the runner its spec names (``runner``, a ``--runner`` value, applied), chosen
     before the flow starts as :func:`ppdp.flows.runners.call_flow` does; raise the refusal."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
-    from ppdp.flows.runners import runner_overrides, task_runner_for
-    from ppdp.schemas.spec import RunnerSpec
-    from ppdp.tasks import spec as spec_io
 
     overrides = [*overrides, *runner_overrides(runner)]
     try:

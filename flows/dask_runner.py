@@ -7,14 +7,21 @@ stay importable there: it is, by name.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import importlib
 import logging
+import os
+import shutil
 import threading
 from collections.abc import Iterator
 from typing import Any
 
-from distributed import WorkerPlugin
+from distributed import WorkerPlugin, get_worker
+from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 from prefect_dask import DaskTaskRunner
+
+from ppdp.flows.settings import exit_now
 
 PRELOAD = "ppdp.flows.release"
 """What a worker imports to run any step (the flow's module: Prefect sends the flow with every task)."""
@@ -85,8 +92,6 @@ class SharedApiDaskTaskRunner(DaskTaskRunner):
 
 
 def _in_dask_worker() -> bool:
-    from distributed import get_worker
-
     try:
         get_worker()
     except ValueError:
@@ -95,8 +100,6 @@ def _in_dask_worker() -> bool:
 
 
 def import_release_modules() -> None:
-    import importlib
-
     importlib.import_module(PRELOAD)
 
 
@@ -112,12 +115,10 @@ def workers_api() -> Iterator[None]:
     """With no ``PREFECT_API_URL`` set: the temporary server's address as ``PREFECT_API_URL`` in this thread's
     Prefect settings (the server is the process-wide one the flow's client started; starting it is a no-op
     then); otherwise nothing."""
-    from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
-
     if get_current_settings().api.url:
         yield
         return
-    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.server.api.server import SubprocessASGIServer  # heavy: Prefect's server app, started only here
 
     server = SubprocessASGIServer()
     server.start()
@@ -140,17 +141,10 @@ class QuickExit(WorkerPlugin):
     name = "ppdp-quick-exit"
 
     def setup(self, worker) -> None:
-        import atexit
-
         atexit.register(_exit_now, str(worker.local_directory))
 
 
 def _exit_now(local_directory: str) -> None:
-    import os
-    import shutil
-
-    from ppdp.flows.settings import exit_now
-
     shutil.rmtree(local_directory, ignore_errors=True)
     with contextlib.suppress(OSError):
         os.remove(local_directory + ".dirlock")

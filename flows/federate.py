@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (ppdp.flows must be imported before prefect: it applies the data-safety settings)
 """The federation flow (``ppdp federate SPEC``): naive Bayes over several parties' rows through two
 semi-trusted mixers (paper 001, section 3.2; the protocol and its threat model are in
 :mod:`ppdp.tasks.federated`). This file only wires:
@@ -31,13 +30,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
-import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
-
 from prefect import State, flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run, task_run
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 from prefect.states import Failed
 
+from ppdp.flows.settings import apply_settings
 from ppdp.flows.steps import step
 from ppdp.schemas.federate import FederateResult
 from ppdp.tasks import audit, federated
@@ -124,6 +123,7 @@ def party_flow(spec_path: str, overrides: list[str], party: str, spec_sha256: st
 def federate_flow(spec_path: str, overrides: list[str] | None = None) -> FederateResult | State:  # State: Failed
     """Run one federation from a spec file; raise :class:`ppdp.tasks.core.errors.PpdpError` when refused
     (nothing published, the refusal audited)."""
+    apply_settings()  # called from Python or by a Prefect worker: ppdp's Prefect settings (idempotent)
     logger = get_run_logger()
     _quiet_expected_task_failures()
     overrides = list(overrides or [])
@@ -181,8 +181,6 @@ def federate_flow(spec_path: str, overrides: list[str] | None = None) -> Federat
 
 def run_federation(spec_path: str | os.PathLike[str], overrides: list[str] | tuple[str, ...] = ()) -> FederateResult:
     """Call :func:`federate_flow` with the flow heartbeat off (about 1 s per run otherwise); raise the refusal."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         # a flow that returns a Failed state raises it: the call gives the result
         return cast(FederateResult, federate_flow(spec_path=str(Path(spec_path).resolve()), overrides=list(overrides)))

@@ -23,6 +23,7 @@ bytecode: inside Prefect's engine, a half-written audit entry or a rename). The 
 
 from __future__ import annotations
 
+import contextvars
 import os
 import signal
 import sys
@@ -32,7 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ppdp.tasks import interrupt
+from ppdp.flows import settings
+from ppdp.tasks import audit, interrupt
+from ppdp.tasks.staging import remove_path, staging_folder
 
 POLL_SECONDS = 0.1
 CANCEL_POLL_SECONDS = 1.0
@@ -62,7 +65,7 @@ class _Api:
         if url:
             return url.rstrip("/")
         try:
-            from prefect.settings import PREFECT_API_URL
+            from prefect.settings import PREFECT_API_URL  # heavy: Prefect, only when no URL is known
 
             value = PREFECT_API_URL.value()
         except Exception:  # noqa: BLE001 - no API known: nothing to poll
@@ -78,7 +81,7 @@ class _Api:
         if url is None:
             return False
         try:
-            import httpx
+            import httpx  # heavy: only when a flow run's API is polled
 
             return httpx.get(f"{url}/health", timeout=timeout).status_code == 200
         except Exception:  # noqa: BLE001 - any failure: it does not answer
@@ -89,7 +92,7 @@ class _Api:
         if url is None:
             return None
         try:
-            import httpx
+            import httpx  # heavy: only when a flow run's API is polled
 
             response = httpx.get(f"{url}/flow_runs/{run_id}", timeout=1.0)
             return response.json()["state"]["type"] if response.status_code == 200 else None
@@ -102,7 +105,7 @@ class _Api:
         if url is None or run_id is None or self.server_died():
             return
         try:
-            import httpx
+            import httpx  # heavy: only when a flow run's API is polled
 
             httpx.post(f"{url}/flow_runs/{run_id}/set_state", timeout=1.0,
                        json={"state": {"type": "CANCELLED", "name": "Cancelled", "message": message}, "force": True})
@@ -121,8 +124,6 @@ def run_guarded(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``call(*args, **kwargs)`` (a flow call) in a thread of its own; its result, or its exception raised here.
     Ends the process itself on a stop request (exit 130); returns the published result early when the Prefect API
     went away after the publish (see the module docstring)."""
-    import contextvars
-
     interrupt.reset()
     API.gone = False
     main = threading.current_thread() is threading.main_thread()
@@ -188,8 +189,6 @@ def api_gone() -> bool:
 def leave(code: int) -> NoReturn:
     """Print what Prefect did not record, stop the children (the temporary server), exit at once: Prefect's exit
     handlers would wait on the dead API."""
-    from ppdp.flows import settings
-
     if API.gone:
         rid = getattr(interrupt.STATE.result, "release_id", "?")
         missing = interrupt.STATE.not_recorded or ["the flow run's final state"]
@@ -203,8 +202,6 @@ def leave(code: int) -> NoReturn:
 def end_on_request() -> NoReturn:
     """End the process on a stop request (SIGINT, a Prefect cancellation): wait for a publish under way to roll
     back or complete, then audit, clean up and exit 130 (see the module docstring)."""
-    from ppdp.flows import settings
-
     lock = interrupt.hold()
     lock.acquire()  # never released: no publish starts after this; a publish under way ends first
     state = interrupt.STATE
@@ -234,8 +231,6 @@ def _say(line: str) -> None:
 
 def _discard_staging(run: dict) -> None:
     """A staging folder the run left (a distributed release writes its row files before publishing)."""
-    from ppdp.tasks.staging import remove_path, staging_folder
-
     if run.get("root") and run.get("release_id"):
         remove_path(staging_folder(Path(run["root"]), run["release_id"]))
 
@@ -244,8 +239,6 @@ def _audit_interruption(run: dict, reason: str) -> None:
     """The interrupted run in the audit trail: an ``error`` entry (nothing published), unless its refusal is there."""
     if not run.get("root") or not run.get("release_id"):
         return
-    from ppdp.tasks import audit
-
     known = {k: v for k, v in (run.get("known") or {}).items()
              if k in ("spec_sha256", "input_digest", "input_key_id", "private_sha256", "withhold")}
     try:

@@ -29,11 +29,15 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.request
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
+from ppdp.flows import settings
 from ppdp.tasks.core.errors import PpdpError
+from ppdp.tasks.keys import config_dir
 
 FOLDER = "prefect-server"
 STATE = "server.json"
@@ -63,8 +67,6 @@ class ServerState:
 
 def home() -> Path:
     """The server's ``PREFECT_HOME`` (and the folder of its state file and log)."""
-    from ppdp.tasks.keys import config_dir
-
     return config_dir() / FOLDER
 
 
@@ -132,8 +134,6 @@ def user_api_url() -> str | None:
     if not profiles.is_file():
         return None
     try:
-        import tomllib
-
         data = tomllib.loads(profiles.read_text(encoding="utf-8"))
         active = os.environ.get("PREFECT_PROFILE") or data.get("active") or "ephemeral"
         url = data.get("profiles", {}).get(active, {}).get("PREFECT_API_URL")
@@ -164,8 +164,6 @@ def _free_port() -> int:
 def start(timeout: float = START_TIMEOUT) -> tuple[ServerState, bool]:
     """Start the local server unless it runs already; (its state, whether it was started now). Raises
     :class:`ServerError` when it does not answer within ``timeout`` seconds (the process is stopped again)."""
-    from ppdp.flows import settings
-
     current = running()
     if current is not None:
         return current, False
@@ -197,8 +195,6 @@ def start(timeout: float = START_TIMEOUT) -> tuple[ServerState, bool]:
                    else f"did not answer within {timeout:.0f} s")
             raise ServerError(f"the Prefect server {why}; its log: {folder / LOG}")
         time.sleep(0.25)
-    from datetime import UTC, datetime
-
     state = ServerState(url=url, pid=proc.pid, home=str(folder), started_at=datetime.now(UTC).isoformat())
     tmp = state_path().with_suffix(".tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

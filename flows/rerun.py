@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (ppdp.flows must be imported before prefect: it applies the data-safety settings)
 """The rerun check of the release flows (:mod:`ppdp.tasks.rerun`): right after the input is read and hashed, a run
 whose input, spec and code are those of the dataset's latest release stops, publishing nothing, and the flow
 returns a :class:`~ppdp.schemas.manifest.ReleaseResult` of status ``unchanged`` (no audit entry, no series
@@ -7,8 +6,6 @@ wires.
 """
 
 from __future__ import annotations
-
-import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
 
 from ppdp.flows.steps import STEPS, step
 from ppdp.schemas.manifest import ReleaseResult

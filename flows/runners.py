@@ -26,10 +26,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from prefect.task_runners import TaskRunner
+from prefect.context import FlowRunContext
+from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 
+from ppdp.flows.settings import FORCED
 from ppdp.schemas.spec import RunnerSpec
-from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks import spec as spec_io
+from ppdp.tasks.core.errors import PpdpError, SpecError
 
 RUNNER_CHOICES = "thread, dask or dask=tcp://host:port"
 
@@ -87,10 +91,8 @@ def task_runner_for(runner: RunnerSpec, override: str | None = None) -> TaskRunn
     """
     runner = resolve(runner, override)
     if runner.kind == "thread":
-        from prefect.task_runners import ThreadPoolTaskRunner
-
         return ThreadPoolTaskRunner(max_workers=runner.max_workers)
-    from ppdp.flows.dask_runner import SharedApiDaskTaskRunner, local_cluster_runner
+    from ppdp.flows.dask_runner import SharedApiDaskTaskRunner, local_cluster_runner  # heavy: dask, distributed
 
     if runner.address is not None:
         return SharedApiDaskTaskRunner(address=runner.address)
@@ -103,11 +105,6 @@ def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tu
     ``runner`` (a ``--runner`` value) applied; chosen before the flow starts; ``params``: the flow's other
     parameters (``force=True``). A spec that does not load runs the
     flow on the default runner: the flow refuses it (and a release audits the refusal), raising the error."""
-    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
-
-    from ppdp.tasks import spec as spec_io
-    from ppdp.tasks.core.errors import PpdpError
-
     overrides = [*overrides, *runner_overrides(runner)]
     try:
         chosen = spec_io.load_spec(spec_path, overrides).runner
@@ -121,11 +118,6 @@ def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tu
 def flow_run_runner() -> RunnerSpec:
     """The ``runner`` of the spec named by the current flow run's parameters (``spec_path``, ``overrides``); the
     default runner when there is none or it cannot be read (the flow itself then refuses the spec)."""
-    from prefect.context import FlowRunContext
-
-    from ppdp.tasks import spec as spec_io
-    from ppdp.tasks.core.errors import PpdpError
-
     ctx = FlowRunContext.get()
     params = dict(ctx.parameters or {}) if ctx is not None else {}
     if not params.get("spec_path"):
@@ -189,6 +181,4 @@ class SpecTaskRunner(TaskRunner):
 def environment_check() -> dict[str, str | None]:
     """The data-safety settings (:data:`ppdp.flows.settings.FORCED`) as this process sees them: run on a Dask
     worker, it shows what the worker inherited."""
-    from ppdp.flows.settings import FORCED
-
     return {key: os.environ.get(key) for key in FORCED}

@@ -1,4 +1,10 @@
-"""Prefect settings ppdp needs, applied through the environment before Prefect is imported.
+"""Prefect settings ppdp needs, applied explicitly by every entry point: :func:`apply_settings`.
+
+Importing this module (or any ppdp module) changes nothing: the CLI's ``main`` and each command, the Python API's
+functions (:mod:`ppdp.api`), the deployments (:mod:`ppdp.deployments`), the flows themselves at their start (for a
+flow called from Python or run by a Prefect worker) and the tests' ``conftest`` call :func:`apply_settings`. It
+sets the environment (read by Prefect when it is imported, and by the processes it starts: its temporary server,
+Dask workers) and, when Prefect is imported already and does not see them, refreshes Prefect's global settings.
 
 A Prefect task with any cache policy pickles its return value (raw data included) to disk, and
 ``PREFECT_TASKS_DEFAULT_PERSIST_RESULT=false`` does not stop it: ``PREFECT_TASKS_DISABLE_CACHING=true`` does,
@@ -7,19 +13,23 @@ so it is forced. Every ppdp task is also declared with ``cache_policy=NO_CACHE, 
 With no ``PREFECT_API_URL``, Prefect 3 starts a temporary API server as a child process (uvicorn, started by
 ``prefect.server.api.server.SubprocessASGIServer``) and stops it at exit, but a killed ``ppdp`` (kill -9, the
 OOM killer) left it running for good. :func:`server_dies_with_parent` makes that child die with its parent on
-Linux (``PR_SET_PDEATHSIG``); :func:`apply` installs it.
+Linux (``PR_SET_PDEATHSIG``); :func:`apply_settings` installs it.
 
-:func:`apply` also sets the native libraries' thread variables (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
+:func:`apply_settings` also sets the native libraries' thread variables (``OMP_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``,
 ...) that the process has not set, before numpy and SciPy load: one thread per pool, as every step runs
 (:mod:`ppdp.tasks.core.threads`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import queue
 import signal
+import subprocess
 import sys
 import threading
+from importlib.machinery import PathFinder
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from ppdp.tasks.core.threads import set_thread_environment
@@ -43,12 +53,34 @@ DEFAULTS = {
 }
 
 
-def apply() -> None:
+def apply_settings() -> None:
+    """Apply ppdp's Prefect settings (idempotent; see the module docstring): :data:`FORCED` always,
+    :data:`DEFAULTS` where the process has not set them, the native thread variables, the temporary server's
+    death with its parent; Prefect's global settings refreshed if Prefect was imported before."""
     os.environ.update(FORCED)
     for key, value in DEFAULTS.items():
         os.environ.setdefault(key, value)
     set_thread_environment()
     server_dies_with_parent()
+    refresh_prefect_settings()
+
+
+def prefect_persists() -> bool | None:
+    """Whether an imported Prefect's global settings could persist results or cache tasks (None: Prefect is not
+    imported)."""
+    context = sys.modules.get("prefect.context")
+    if context is None:
+        return None
+    current = context.GLOBAL_SETTINGS_CONTEXT.settings
+    return bool(not current.tasks.disable_caching or current.tasks.default_persist_result is not False
+                or current.results.persist_by_default)
+
+
+def refresh_prefect_settings() -> None:
+    """Prefect reads the environment into its global settings when it is imported: if it was imported before
+    :func:`apply_settings` (a Prefect worker, a user's script), refresh them from the environment now."""
+    if prefect_persists():
+        sys.modules["prefect.context"].refresh_global_settings_context()
 
 
 # -- the temporary Prefect server dies with its parent ---------------------------------------------------------
@@ -80,8 +112,6 @@ class _PatchOnImport:
     def find_spec(self, name, path, target=None):
         if name != SERVER_MODULE:
             return None
-        from importlib.machinery import PathFinder
-
         spec = PathFinder.find_spec(name, path, target)
         if spec is not None and spec.loader is not None:
             # a duck-typed loader: create_module and exec_module, everything else delegated to the wrapped one
@@ -108,8 +138,6 @@ class _PatchingLoader:
 
 
 def _patch(module) -> None:
-    import subprocess
-
     if isinstance(getattr(module, "subprocess", None), _DiesWithParent):
         return
     if getattr(module, "subprocess", None) is subprocess:
@@ -133,8 +161,6 @@ class _DiesWithParent:
 
 
 def _pdeathsig_preexec(inner):
-    import ctypes
-
     prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
     parent = os.getpid()
 
@@ -155,8 +181,6 @@ class _Forker:
     _lock = threading.Lock()
 
     def __init__(self) -> None:
-        import queue
-
         self.requests: queue.Queue = queue.Queue()
         threading.Thread(target=self._serve, name="ppdp-server-forker", daemon=True).start()
 

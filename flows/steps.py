@@ -1,4 +1,3 @@
-# ruff: noqa: I001  (ppdp.flows must be imported before prefect: it applies the data-safety settings)
 """Plain step functions as Prefect tasks that never cache or persist their results (:class:`step`), and the
 record of how long each step ran (:data:`STEP_TIMES`, ``ppdp run --timings``). Shared by every flow.
 
@@ -10,17 +9,21 @@ from __future__ import annotations
 
 import collections
 import functools
+import logging
+import os
+import threading
 import time
-
-import ppdp.flows  # noqa: F401  (applies Prefect's data-safety settings first)
+from typing import Any, TypeVar
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
+from prefect.logging import get_run_logger
 
 from ppdp.tasks import interrupt
+from ppdp.tasks import steps as release_steps
 from ppdp.tasks.core.threads import one_native_thread_from_now_on
-
-STEPS = 8
+from ppdp.tasks.steps import STEPS, log_privacy, log_promoted  # noqa: F401 (the flows' log lines, shared)
 
 
 class _Refusal:
@@ -96,8 +99,6 @@ class _Heartbeat:
         return (_heartbeat, ())
 
     def __init__(self) -> None:
-        import threading
-
         self._lock = threading.Lock()
         self._steps: dict[int, list] = {}  # token -> [name, started, logger, next report]
         self._next = 0
@@ -105,8 +106,6 @@ class _Heartbeat:
 
     @staticmethod
     def interval() -> float:
-        import os
-
         try:
             return max(0.0, float(os.environ.get(PROGRESS_ENV, PROGRESS_SECONDS)))
         except ValueError:
@@ -121,8 +120,6 @@ class _Heartbeat:
             self._next += 1
             self._steps[self._next] = [name, started, logger, started + every, every]
             if self._thread is None or not self._thread.is_alive():
-                import threading
-
                 self._thread = threading.Thread(target=self._beat, name="ppdp-step-progress", daemon=True)
                 self._thread.start()
             return self._next
@@ -153,11 +150,7 @@ class _Heartbeat:
 def _step_logger():
     """The running Prefect task's logger (its lines reach the console and the flow run's logs), else a plain
     ``ppdp.progress`` logger (a step called outside a flow)."""
-    import logging
-
     try:
-        from prefect.logging import get_run_logger
-
         return get_run_logger()
     except Exception:  # noqa: BLE001 - no Prefect run context
         return logging.getLogger("ppdp.progress")
@@ -221,33 +214,59 @@ def _run_name(name: str, describe):
     return run_name
 
 
-def _value(v) -> str:
-    """A parameter value for a run name: integers with thousands separators, reals to 4 significant digits."""
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return str(v)
-    return f"{int(v):,}" if float(v).is_integer() else f"{v:.4g}"
+R = TypeVar("R")
 
 
-def _sanitizer_settings(s) -> str:
-    shown = []
-    for key in ("k", "l", "t", "variant", "levels", "leaf_size", "rank", "samples", "sigma", "epsilon"):
-        v = getattr(s, key, None)
-        if v is not None and key in s.get_params():
-            shown.append(f"{key}={_value(v) if not isinstance(v, dict) else len(v)}")
-    return f"{s.name} " + ",".join(shown)
+class TaskRunner(release_steps.Runner):
+    """The release plan's steps (:mod:`ppdp.tasks.plan`) as Prefect tasks: each :class:`~ppdp.tasks.plan.Step` a
+    :class:`step` of its name (made once, on first use), called in the flow or submitted (a Prefect future, run on
+    the flow's task runner: Dask workers or threads; a submitted step given to another travels as its future, which
+    Dask sends to each worker once); a step that is no task of its own (``task=False``) is called in place."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[release_steps.Step, step] = {}
+
+    def _task(self, s: release_steps.Step) -> step:
+        made = self._tasks.get(s)
+        if made is None:
+            made = self._tasks[s] = step(s.fn, s.name, s.describe)
+        return made
+
+    def call(self, step: release_steps.Step[R], *args: Any, **kwargs: Any) -> R:
+        if not step.task:
+            return super().call(step, *args, **kwargs)
+        return self._task(step)(*map(_futures, args), **{k: _futures(v) for k, v in kwargs.items()})
+
+    def submit(self, step: release_steps.Step[R], *args: Any, **kwargs: Any) -> release_steps.Pending[R]:
+        if not step.task:
+            return super().submit(step, *args, **kwargs)
+        return self._task(step).submit(*map(_futures, args), **{k: _futures(v) for k, v in kwargs.items()})
+
+    def cluster(self) -> str | None:
+        """The scheduler of the flow's Dask runner (the privacy counts run there too), None on threads."""
+        ctx = FlowRunContext.get()
+        runner = getattr(ctx, "task_runner", None) if ctx is not None else None
+        chosen = getattr(runner, "chosen", None)
+        if callable(chosen):
+            try:
+                runner = chosen()
+            except RuntimeError:
+                return None
+        client = getattr(runner, "_client", None) or None
+        try:
+            return None if client is None else str(client.scheduler.address)
+        except AttributeError:
+            return None
 
 
-def log_promoted(logger, roles, promoted, again: str) -> None:
-    """The log line of columns published beside the quasi-identifiers made quasi-identifiers (``again``: what the
-    flow does next)."""
-    logger.info("[6/%d] privacy: %s published beside the quasi-identifiers split the classes an attacker sees: made "
-                "quasi-identifier(s), %s", STEPS,
-                ", ".join(t.name for t in promoted.columns if t.role != roles.get(t.name).role), again)
+def _futures(value):
+    """An argument with submitted steps (alone, or in a list) as their Prefect futures."""
+    if isinstance(value, _Future):
+        return value.future
+    if isinstance(value, list) and any(isinstance(v, _Future) for v in value):
+        return [_futures(v) for v in value]
+    return value
 
 
-def log_privacy(logger, privacy) -> None:
-    """The log line of a release's privacy once its gates passed."""
-    n = len(privacy.claims)
-    logger.info("[6/%d] privacy: %d %s; safety floor %s", STEPS, n, "claim holds" if n == 1 else "claims hold",
-                "holds" if privacy.floor is not None and privacy.floor.holds
-                else "fails: published below it on purpose (accepted)")
+TASKS = TaskRunner()
+"""The plan's steps as this process's Prefect tasks (shared by the flows)."""

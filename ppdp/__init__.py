@@ -25,6 +25,7 @@ _API = ("sanitize", "validate", "validate_release", "methods", "release", "tune"
 
 def __getattr__(name: str):
     if name in _API:
+        # deferred: the API facade loads every layer, and every ``import ppdp.x`` runs this package first
         from ppdp import api
 
         return getattr(api, name)

@@ -26,12 +26,27 @@ from typing import Any, ParamSpec, TypeVar
 
 import pandas as pd
 
+from ppdp.flows.settings import apply_settings
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.privacy import PrivacyPolicy, PrivacyThresholds
+from ppdp.schemas.privacy import AcceptBelowFloor, PrivacyPolicy, PrivacyThresholds
 from ppdp.schemas.release import DpRelease, PartsRelease, Release
 from ppdp.schemas.reports import ColumnTag, PrivacyReport, RareCategoryReport, Roles
+from ppdp.schemas.spec import ColumnSpec, IdentifierPolicy, TaggingSpec
+from ppdp.tasks import compare as comparing
+from ppdp.tasks import rare as rare_rule
+from ppdp.tasks.compare_report import write_outputs
 from ppdp.tasks.core.threads import native_threads_limited
+from ppdp.tasks.gates import enforce_floor
+from ppdp.tasks.privacy.judge import judge_release
+from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table
+from ppdp.tasks.privacy.parts import measure_release_parts
+from ppdp.tasks.privacy.validate import read_table_file
+from ppdp.tasks.reproduce import recheck_release
 from ppdp.tasks.sanitize.base import Sanitizer
+from ppdp.tasks.sanitize.registry import REGISTRY
+from ppdp.tasks.shapes import rare_rule_skip
+from ppdp.tasks.spec import load_spec
+from ppdp.tasks.tag import infer_kind, protect_identifiers, tag_frame
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -50,8 +65,6 @@ def _native_threads_limited(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
 def methods() -> dict[str, type[Sanitizer]]:
     """The registered methods by name."""
-    from ppdp.tasks.sanitize.registry import REGISTRY
-
     return dict(REGISTRY)
 
 
@@ -60,8 +73,6 @@ def roles_for(frame: pd.DataFrame, *, quasi_identifiers: list[str], class_column
               kinds: dict[str, str] | None = None, orders: dict[str, list[str]] | None = None) -> Roles:
     """Roles for every column of ``frame``: the named ones, "other" for the rest; kinds inferred from the data
     unless given (``numeric``, ``ordinal``, ``nominal``)."""
-    from ppdp.tasks.tag import infer_kind
-
     named = [*quasi_identifiers, *sensitive, *identifiers, *([class_column] if class_column else [])]
     missing = [n for n in named if n not in frame.columns]
     if missing:
@@ -138,13 +149,6 @@ def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identif
     ``params`` are the method's parameters (``k=12``, ``variant="class_wise"``, ``scale=0.3``). Returns a
     :class:`SanitizedRelease`.
     """
-    from ppdp.schemas.privacy import AcceptBelowFloor
-    from ppdp.schemas.spec import ColumnSpec, IdentifierPolicy, TaggingSpec
-    from ppdp.tasks import rare as rare_rule
-    from ppdp.tasks.gates import enforce_floor
-    from ppdp.tasks.shapes import rare_rule_skip
-    from ppdp.tasks.tag import protect_identifiers, tag_frame
-
     cls = methods().get(method)
     if cls is None:
         raise ValueError(f"unknown method {method!r}: expected one of {', '.join(sorted(methods()))}")
@@ -173,13 +177,9 @@ def sanitize(frame: pd.DataFrame, method: str = "condensation", *, quasi_identif
     accept = AcceptBelowFloor(**accept_below_floor) if accept_below_floor is not None else None
     thresholds = PrivacyPolicy(accept_below_floor=accept)
     if isinstance(release, PartsRelease):
-        from ppdp.tasks.privacy.parts import measure_release_parts
-
         report, each = measure_release_parts(release, roles, thresholds, protected=cls.protected_columns(roles))
         report = report.model_copy(update={"part_reports": list(each)})
     else:
-        from ppdp.tasks.privacy.judge import judge_release
-
         report = judge_release(source, release, roles, thresholds, protects=cls.protects,
                                protected=cls.protected_columns(roles), seed=seed, everything=source, attack_queries=0)
     enforce_floor(report)  # raises naming the floor's failed figures
@@ -198,8 +198,6 @@ def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: li
     * a :class:`Release` from :func:`sanitize` with the ``original`` frame: measured as its unit requires
       (equivalence classes, generating groups, or records), claims as in a release manifest.
     """
-    from ppdp.tasks.privacy.measure import check_gates, measure_release, measure_table
-
     policy = PrivacyThresholds(**thresholds)
     vacuous = policy.vacuous_gates()
     if vacuous:
@@ -226,14 +224,10 @@ def validate(data: pd.DataFrame | Release | str | Path, *, quasi_identifiers: li
 def validate_release(folder: str | Path, original: str | Path | None = None):
     """Re-check every claim of a published release (see :mod:`ppdp.tasks.privacy.recheck`); the result's
     ``holds`` is True only when every claim holds."""
-    from ppdp.tasks.reproduce import recheck_release
-
     return recheck_release(Path(folder), Path(original) if original is not None else None)
 
 
 def _read(path: Path) -> pd.DataFrame:
-    from ppdp.tasks.privacy.validate import read_table_file
-
     return read_table_file(path)
 
 
@@ -249,8 +243,9 @@ def release(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), ru
 
     ``overrides`` are ``--set`` items (``"seed=11"``); ``runner`` is a ``--runner`` value (``thread``, ``dask``,
     ``dask=tcp://host:port``), otherwise the spec's ``runner`` section decides."""
-    from ppdp.flows.release import release_flow
-    from ppdp.flows.runners import call_flow
+    apply_settings()  # the entry point: ppdp's Prefect settings, before Prefect is imported
+    from ppdp.flows.release import release_flow  # heavy: Prefect, loaded by a run only
+    from ppdp.flows.runners import call_flow  # heavy: Prefect
 
     return call_flow(release_flow, spec, list(overrides), runner, force=force)
 
@@ -262,7 +257,8 @@ def federate(spec_path: str | Path, overrides: list[str] | tuple[str, ...] | Non
     :class:`~ppdp.schemas.federate.FederateResult`; raises :class:`~ppdp.tasks.core.errors.PpdpError` when
     refused (nothing published, the refusal audited). The published model predicts through
     ``ppdp.tasks.federated.FederatedModel.from_release(folder)``."""
-    from ppdp.flows.federate import run_federation
+    apply_settings()  # the entry point: ppdp's Prefect settings, before Prefect is imported
+    from ppdp.flows.federate import run_federation  # heavy: Prefect, loaded by a run only
 
     return run_federation(spec_path, list(overrides or []))
 
@@ -271,8 +267,9 @@ def tune(spec: str | Path, *, overrides: list[str] | tuple[str, ...] = (), runne
     """Only tune the spec's method parameter, as ``ppdp tune`` does; return the
     :class:`~ppdp.schemas.reports.TuningTrace` (nothing is published). ``overrides`` and ``runner`` as for
     :func:`release`."""
-    from ppdp.flows.release import tune_flow
-    from ppdp.flows.runners import call_flow
+    apply_settings()  # the entry point: ppdp's Prefect settings, before Prefect is imported
+    from ppdp.flows.release import tune_flow  # heavy: Prefect, loaded by a run only
+    from ppdp.flows.runners import call_flow  # heavy: Prefect
 
     return call_flow(tune_flow, spec, list(overrides), runner)
 
@@ -290,10 +287,9 @@ def compare(spec: str | Path, *, methods: list[str] | tuple[str, ...] | None = N
     write the recommended method's spec to, its tuned value fixed (raises
     :class:`~ppdp.tasks.core.errors.InputError` when no method passes). ``overrides`` and ``runner`` as for
     :func:`release`."""
-    from ppdp.flows.compare import run_compare
-    from ppdp.tasks import compare as comparing
-    from ppdp.tasks.compare_report import write_outputs
-    from ppdp.tasks.spec import load_spec
+    apply_settings()  # the entry point: ppdp's Prefect settings, before Prefect is imported
+    from ppdp.flows.compare import run_compare  # heavy: Prefect, loaded by a run only
+
 
     resolved = load_spec(spec, list(overrides))
     comparing.check_outside_root(resolved, out, "out")

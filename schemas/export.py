@@ -14,6 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ppdp.schemas.manifest import Manifest
+from ppdp.schemas.spec import ReleaseSpec
+
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_DIR = Path(__file__).parent
 SCHEMA_PATH = SCHEMA_DIR / "release.schema.json"
@@ -42,8 +45,6 @@ def schema_document(model: type[BaseModel], *, schema_id: str, title: str, summa
 
 def release_schema_json() -> str:
     """The release spec's JSON Schema (``schemas/release.schema.json``)."""
-    from ppdp.schemas.spec import ReleaseSpec
-
     return schema_document(
         ReleaseSpec, schema_id="urn:ppdp:schema:release-spec", title="ppdp release spec",
         summary="The YAML release spec of ppdp (validated by ppdp.schemas.spec.ReleaseSpec). Relative paths resolve "
@@ -52,8 +53,6 @@ def release_schema_json() -> str:
 
 def manifest_schema_json() -> str:
     """The JSON Schema of a published release's ``manifest.json`` (``schemas/manifest.schema.json``)."""
-    from ppdp.schemas.manifest import Manifest
-
     return schema_document(
         Manifest, schema_id="urn:ppdp:schema:manifest", title="ppdp release manifest (manifest.json)",
         summary="The manifest.json beside a published release's data.parquet (validated by "

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from ppdp.schemas.base import StrictModel
-from ppdp.schemas.manifest import Versions
+from ppdp.schemas.fields import before_keyed_digests, private_only
+from ppdp.schemas.manifest import PublishedStatus, ReleaseFlowRunId, ReleaseId, SoftwareVersions
 from ppdp.schemas.source import format_from_suffix
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -172,12 +173,10 @@ class PartyRecord(BaseModel):
                                                       "HMAC-SHA256, under the publisher's digest key (the manifest's "
                                                       "input_key_id), of a random salt and the file's SHA-256; null "
                                                       "in a manifest written before keyed digests")
-    file_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
-                                    description="manifests written before keyed digests only: the unkeyed SHA-256 of "
-                                                "the party's file (no longer written)")
-    private_sha256: SkipJsonSchema[str | None] = Field(
-        None, exclude=True, repr=False, description="the file's SHA-256 as the party computed it: for the publisher's "
-                                                    "private record only, never serialized")
+    file_sha256: str | None = before_keyed_digests("manifests written before keyed digests only: the unkeyed "
+                                                   "SHA-256 of the party's file (no longer written)")
+    private_sha256: SkipJsonSchema[str | None] = private_only("the file's SHA-256 as the party computed it: for the "
+                                                              "publisher's private record only, never serialized")
 
 
 class AttributeRecord(BaseModel):
@@ -224,22 +223,19 @@ class FederatedManifest(BaseModel):
 
     kind: Literal["federated_naive_bayes"] = Field(..., description="the kind of release: a naive Bayes model "
                                                                     "learned over several parties' rows")
-    release_id: str = Field(..., description="the release's id and folder name: the run's UTC start time "
-                                             "(YYYYMMDDTHHMMSSZ), a dash and 8 random hex digits")
+    release_id: ReleaseId
     dataset: str = Field(..., description="the spec's dataset name")
     created_at: datetime = Field(..., description="when the federation run started (ISO 8601, UTC)")
-    status: Literal["published"] = Field("published", description="always published: only a published release "
-                                                                  "has a manifest")
+    status: PublishedStatus = "published"
     input_digest: str | None = Field(
         None, description="keyed digest of the parties' input (salt:mac): HMAC-SHA256, under the publisher's digest "
                           "key (input_key_id), of a random salt and the SHA-256 of the canonical JSON of the parties' "
                           "names and file SHA-256s (the audit entry's input digest)")
     input_key_id: str | None = Field(None, description="id of the key input_digest and the parties' file_digest were "
                                                        "made under (hmac-sha256: and 32 hex digits)")
-    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
-                                     description="manifests written before keyed digests only: SHA-256 of the parties' "
-                                                 "names and file hashes (canonical JSON of "
-                                               "the parties list): the audit entry's input hash")
+    input_sha256: str | None = before_keyed_digests("manifests written before keyed digests only: SHA-256 of the "
+                                                    "parties' names and file hashes (canonical JSON of the parties "
+                                                    "list): the audit entry's input hash")
     output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet; null only in the "
                                                         "copy hashed into data.parquet's ppdp.manifest_sha256")
     rows: int = Field(..., description="rows of data.parquet: one per cell of the model (class counts, then "
@@ -256,9 +252,8 @@ class FederatedManifest(BaseModel):
     spec: FederateSpec = Field(..., description="the federation spec as the run used it: --set overrides applied, "
                                                 "paths made absolute")
     spec_sha256: str = Field(..., description="SHA-256 (64 hex digits) of the resolved spec's canonical JSON")
-    versions: Versions = Field(..., description="versions of the software that shaped the release")
-    flow_run_id: str | None = Field(..., description="id of the Prefect flow run that made the release (a UUID); "
-                                                     "null outside a flow run")
+    versions: SoftwareVersions
+    flow_run_id: ReleaseFlowRunId
 
 
 class FederateResult(BaseModel):

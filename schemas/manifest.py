@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ppdp.schemas.base import Role
+from ppdp.schemas.fields import LEGACY_INPUT_SHA256, before_keyed_digests
 from ppdp.schemas.methods import Treatment, Unit
 from ppdp.schemas.reports import (
     AttackerView,
@@ -16,18 +17,15 @@ from ppdp.schemas.reports import (
     FeaturePartition,
     FloorReport,
     IngestReport,
-    MarginalDistances,
     MethodRecord,
     PrivacyReport,
     RareCategoryReport,
-    RegressionScore,
     Roles,
-    TstrScore,
     TuningTrace,
-    UtilityReport,
 )
 from ppdp.schemas.series import SeriesReport
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.schemas.utility import MarginalDistances, RegressionScore, TstrScore, UtilityReport
 
 Status = Literal["published", "unchanged", "rejected", "error"]
 # ``unchanged``: a run whose input, spec and code are those of the dataset's latest release publishes nothing
@@ -54,6 +52,16 @@ class Versions(BaseModel):
     code: str | None = Field(None, description="SHA-256 of ppdp's installed code (its modules, suites and "
                                                "schemas), so a rerun of the same version from changed code is told "
                                                "apart; null in releases made before it was recorded")
+
+
+# -- fields every release manifest declares alike (the release's and the federated one's) ----------------------
+ReleaseId = Annotated[str, Field(description="the release's id and folder name: the run's UTC start time "
+                                             "(YYYYMMDDTHHMMSSZ), a dash and 8 random hex digits")]
+PublishedStatus = Annotated[Literal["published"], Field(description="always published: only a published release "
+                                                                    "has a manifest")]
+SoftwareVersions = Annotated[Versions, Field(description="versions of the software that shaped the release")]
+ReleaseFlowRunId = Annotated[str | None, Field(description="id of the Prefect flow run that made the release (a "
+                                                           "UUID); null outside a flow run")]
 
 
 class ColumnTreatment(BaseModel):
@@ -154,22 +162,18 @@ class Manifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    release_id: str = Field(..., description="the release's id and folder name: the run's UTC start time "
-                                             "(YYYYMMDDTHHMMSSZ), a dash and 8 random hex digits")
+    release_id: ReleaseId
     dataset: str = Field(..., description="the spec's dataset name (the release folder is "
                                           "<publish root>/<dataset>/<release_id>)")
     created_at: datetime = Field(..., description="when the release run started (ISO 8601, UTC)")
-    status: Literal["published"] = Field("published", description="always published: only a published release "
-                                                                  "has a manifest")
+    status: PublishedStatus = "published"
     input_digest: str | None = Field(
         None, description="keyed digest of the input (salt:mac, see ingest.input_digest): HMAC-SHA256, under the "
                           "publisher's digest key (input_key_id), of a per-run salt and the input file's SHA-256; the "
                           "audit entries record the same. Null in a manifest written before keyed digests")
     input_key_id: str | None = Field(None, description="id of the key input_digest was made under: hmac-sha256: and 32 "
                                                        "hex digits")
-    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
-                                     description="manifests written before keyed digests only: the unkeyed SHA-256 "
-                                                 "of the input file (no longer written)")
+    input_sha256: str | None = before_keyed_digests(LEGACY_INPUT_SHA256)
     output_sha256: str | None = Field(None, description="SHA-256 (64 hex digits) of data.parquet (a partitioned "
                                                         "release: of its parts' 'file sha256' lines, see parts); "
                                                         "null only in the copy hashed into the data files' "
@@ -206,9 +210,8 @@ class Manifest(BaseModel):
     output_checks: list[ExpectationOutcome] = Field(
         default_factory=list, description="the output suite (Great Expectations) run on the frame before writing"
     )
-    versions: Versions = Field(..., description="versions of the software that shaped the release")
-    flow_run_id: str | None = Field(..., description="id of the Prefect flow run that made the release (a UUID); "
-                                                     "null outside a flow run")
+    versions: SoftwareVersions
+    flow_run_id: ReleaseFlowRunId
     parts: list[PartRecord] = Field(
         default_factory=list, description="a partitioned release (DMPD): its tables, each in its own Parquet file "
         "instead of data.parquet; empty for every other release")
@@ -276,9 +279,8 @@ class AuditEntry(BaseModel):
                                                        "when the input was not read")
     input_key_id: str | None = Field(None, description="id of the key input_digest was made under (hmac-sha256: and "
                                                        "32 hex digits); null when the input was not read")
-    input_sha256: str | None = Field(None, exclude_if=lambda v: v is None,
-                                     description="trails written before keyed digests only: the unkeyed SHA-256 of "
-                                                 "the input file (no longer written)")
+    input_sha256: str | None = before_keyed_digests("trails written before keyed digests only: the unkeyed SHA-256 "
+                                                    "of the input file (no longer written)")
     output_sha256: str | None = Field(..., description="SHA-256 of data.parquet; null when nothing was published")
     manifest_sha256: str | None = Field(..., description="SHA-256 of the manifest's canonical JSON with "
                                                          "output_sha256 null (as in the Parquet metadata); null when "

@@ -26,6 +26,8 @@ Unit = Literal["equivalence_class", "generating_group", "record", "differential_
   for one row added to or removed from the method's input (the DP synthesizer); the claim is the mechanism's
   (epsilon, delta), which holds by construction and is re-checked from the manifest (mechanism and parameters),
   not measured on the rows.
+
+Each unit's behaviour is its object in :mod:`ppdp.schemas.units` (:func:`ppdp.schemas.units.unit_of`).
 """
 
 UNITS: tuple[Unit, ...] = ("equivalence_class", "generating_group", "record", "differential_privacy")
@@ -44,15 +46,7 @@ Protection = Literal["identity", "attribute"]
 IdentityBy = Literal["classes", "groups", "records", "differential_privacy", "none"]
 """How a release hides identities: equivalence classes, generating groups, record by record, by a differentially
 private mechanism (whether any one record was in the input changes the odds of any published table by at most
-e^epsilon, up to delta), or not at all."""
-
-
-def identity_by(protects: Protection, unit: Unit) -> IdentityBy:
-    """How a method that protects ``protects`` with privacy unit ``unit`` hides identities."""
-    if protects != "identity":
-        return "none"
-    return {"equivalence_class": "classes", "generating_group": "groups", "record": "records",  # type: ignore[return-value]
-            "differential_privacy": "differential_privacy"}[unit]
+e^epsilon, up to delta), or not at all (:func:`ppdp.schemas.units.identity_by`)."""
 
 GROUP_COLUMN = "ppdp_group"
 """The column a generating-group release publishes: each row's group id (numbered in order of appearance in

@@ -17,6 +17,7 @@ from ppdp.schemas.params import MethodSpec
 from ppdp.schemas.privacy import GATE_UNITS, PrivacyPolicy, PrivacyThresholds, gates_set  # noqa: F401
 from ppdp.schemas.series import SeriesSpec
 from ppdp.schemas.source import SourceSpec  # noqa: F401
+from ppdp.schemas.units import unit_of
 
 
 class ColumnSpec(StrictModel):
@@ -425,7 +426,7 @@ class ReleaseSpec(StrictModel):
         if self.series.keep_groups and self.tuning.strategy != "fixed":
             raise ValueError("series.keep_groups needs tuning.strategy fixed: kept groups keep the size they had, "
                              "and a k tuned anew each release would suppress them")
-        if self.privacy.budget is not None and unit != "differential_privacy":
+        if self.privacy.budget is not None and not unit_of(unit).spends_budget:
             raise ValueError(f"privacy.budget applies to differentially private methods; method {name} has unit "
                              f"{unit} (its series is judged by the composition gates)")
         if parameter == "k" and k is not None and self.tuning.max is not None and self.tuning.max < k:

@@ -18,8 +18,8 @@ made exactly as ``ppdp run`` would make its release, without publishing it:
   aims at the floor), nor ``privacy.budget`` to a method that is not differentially private;
 * rare values, hold-out, tuning (its evaluations run one after another inside the method's task), sanitizing,
   promoting columns published beside the quasi-identifiers (and running again), the privacy gates, the attacker's
-  view and the safety floor, utility (the method's release shape measures both: :mod:`ppdp.tasks.shapes`), with the
-  same functions the release flow calls (:func:`ppdp.tasks.reproduce.prepare_rows` for the rows).
+  view and the safety floor, utility (the method's release shape measures both: :mod:`ppdp.tasks.shapes`): the
+  steps of the release plan (:mod:`ppdp.tasks.plan`) that the release flow runs.
 
 A differentially private method (unit ``differential_privacy``) is never run (:func:`not_run_reason`): every run of
 its mechanism on the input's rows spends privacy budget, and a run here would spend it on the same rows uncounted
@@ -49,21 +49,35 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 import pandas as pd
+import yaml
 from pydantic import ValidationError
 
 from ppdp.schemas.compare import CompareResult, CompareRow
-from ppdp.schemas.methods import identity_by
-from ppdp.schemas.privacy import GATE_UNITS, floor_rules, gates_judged, gates_set
-from ppdp.schemas.reports import Roles
+from ppdp.schemas.methods import UNITS
+from ppdp.schemas.privacy import FLOOR_GATES, GATE_SETTINGS, GATE_UNITS, floor_rules, gates_judged, gates_set
+from ppdp.schemas.reports import Roles, TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.schemas.units import identity_by, unit_of
+from ppdp.tasks import keys, series
+from ppdp.tasks import plan as release_plan
 from ppdp.tasks.core.errors import InputError, PpdpError, SpecError
+from ppdp.tasks.privacy.attacker import describe_floor_claim
+from ppdp.tasks.privacy.measure import describe_failed
+from ppdp.tasks.report import table_cell, write_atomic
+from ppdp.tasks.sanitize.base import Sanitizer
+from ppdp.tasks.sanitize.registry import REGISTRY, method_class
 from ppdp.tasks.shapes import PreparedRows
+from ppdp.tasks.spec import format_validation_error, load_spec
+from ppdp.tasks.steps import Runner, Step
+from ppdp.tasks.tune import recalls_two_classes
 
 _RANKED_BY = "the highest accuracy ratio (to 2 decimals)"
 RECOMMENDATION_RULE = (
@@ -106,19 +120,11 @@ POLICY_RULE = (
     "groups hiding identities, k = the rare-value rule's k (privacy.k, else 2); privacy.accept_below_floor is not "
     "carried; differentially private methods are not run")
 
-UNIT_SCOPE = {
-    "equivalence_class": "its rows are records recoded into classes, judged over the classes they share",
-    "generating_group": "its rows are synthesized from groups of records, judged over the groups",
-    "record": "each published row is perturbed or generated on its own, with no class or group to count",
-    "differential_privacy": "its privacy is its mechanism's (epsilon, delta), which holds by construction",
-}
-"""What a privacy unit judges, in words: why a gate of another unit does not apply to a method of this one."""
-
 DATA_PARAMETERS = ("hierarchies", "bins", "categories")
 """Method parameters that describe the data (generalization hierarchies, public bins and categories), not a
 method's tuning: carried from the spec's method section to any method that takes them."""
 
-_NON_GATES = ("l_variant", "c", "beta_variant", "hierarchies", "risk_threshold", "population", "dcr_quantile")
+_NON_GATES = GATE_SETTINGS
 """Privacy settings that are not gates (they qualify one): kept in every method's policy."""
 
 
@@ -163,16 +169,16 @@ def method_policy(spec: ReleaseSpec, cls) -> tuple[dict[str, Any], str]:
         kinds = ([hidden] if hidden != "none" else []) + (["attribute"] if cls.protects == "attribute" else [])
         added: dict[str, Any] = {}
         for rule in (r for kind in kinds for r in floor_rules(kind)):
-            gate = f"max_{rule.key}"
+            gate = FLOOR_GATES.get(rule.key, "")
             if rule.comparison == "<=" and rule.limit > 0 and unit in GATE_UNITS.get(gate, ()):
                 added[gate] = rule.limit
-        if cls.protects == "identity" and unit in ("equivalence_class", "generating_group"):
+        if cls.protects == "identity" and unit_of(unit).counts_classes:
             added["k"] = spec.rare_k
         out.update(added)
     not_applicable = [g for g in GATE_UNITS if g in out and out[g] is not None and unit not in GATE_UNITS[g]]
     if not_applicable:
         out["not_applicable"] = not_applicable
-    if policy.budget is not None and unit == "differential_privacy":
+    if policy.budget is not None and unit_of(unit).spends_budget:
         out["budget"] = policy.budget.model_dump(mode="json")
     return out, source
 
@@ -182,17 +188,17 @@ def not_applicable_line(method: str, unit: str, gates: Sequence[str]) -> str | N
     applies)."""
     if not gates:
         return None
-    units = sorted({u for g in gates for u in GATE_UNITS[g]}, key=list(UNIT_SCOPE).index)
+    units = sorted({u for g in gates for u in GATE_UNITS[g]}, key=list(UNITS).index)
     verb = "applies" if len(gates) == 1 else "apply"
     return (f"privacy.{', privacy.'.join(gates)} {verb} to unit{'s' if len(units) > 1 else ''} {', '.join(units)}, "
-            f"not to {method}'s unit {unit} ({UNIT_SCOPE.get(unit, unit)}): kept as given, listed in "
+            f"not to {method}'s unit {unit} ({unit_of(unit).scope}): kept as given, listed in "
             "privacy.not_applicable, not judged" + ("; privacy.k still sets the rare-value rule" if "k" in gates
                                                     else ""))
 
 
 def not_run_reason(cls) -> str | None:
     """Why compare does not run ``cls`` (a differentially private method), in one line; None when it runs it."""
-    if cls.unit != "differential_privacy":
+    if not unit_of(cls.unit).spends_budget:
         return None
     return (f"not run: {cls.name} is differentially private, and every run of its mechanism on the input's rows "
             "spends privacy budget; run here, it would spend budget on the same rows that the dataset's budget "
@@ -202,8 +208,6 @@ def not_run_reason(cls) -> str | None:
 
 def _validate(raw: dict[str, Any]) -> ReleaseSpec:
     """``raw`` as a release spec, validated as ``ppdp run`` validates a spec file (strict, through JSON)."""
-    from ppdp.tasks.spec import format_validation_error
-
     try:
         return ReleaseSpec.model_validate_json(json.dumps(raw, allow_nan=False), strict=True,
                                                context={"release_spec": True})
@@ -214,8 +218,6 @@ def _validate(raw: dict[str, Any]) -> ReleaseSpec:
 def method_spec(spec: ReleaseSpec, name: str) -> tuple[ReleaseSpec, str]:
     """The spec ``name`` runs with in the comparison (see the module docstring) and its policy source; raises
     :class:`SpecError` (one line) when no valid spec exists for it (the method then cannot apply)."""
-    from ppdp.tasks.sanitize.registry import method_class
-
     cls = method_class(name)
     reason = not_run_reason(cls)
     if reason is not None:  # plan() never asks: such a method gets its not-run row
@@ -292,31 +294,21 @@ def _own(fn: Callable[..., Any]) -> Callable[..., Any]:
     return call
 
 
-def tune_plain(spec: ReleaseSpec, roles: Roles, prepared: PreparedRows):
-    """The release flow's tuning step without Prefect: the evaluations run one after another (this runs inside one
-    task per method, the methods side by side). Returns (the sanitizer with the chosen value, the trace)."""
-    from ppdp.tasks import tune
-    from ppdp.tasks.sanitize.registry import build_sanitizer
+class _OwnRunner(Runner):
+    """The plan's steps one after another, the method's refusals marked as the method's (:func:`_own`)."""
 
-    base = _own(build_sanitizer)(spec.method, seed=spec.seed)
-    train, test, rows = prepared.train, prepared.test, prepared.source
-    check = spec.tuning.objective == "best_utility_meeting_policy"
-    parameter = spec.tuning.parameter or next(iter(base.tunable), None)
+    def call(self, step: Step[Any], *args: Any, **kwargs: Any) -> Any:
+        return _own(step.fn)(*args, **kwargs)
 
-    def evaluate_many(values: list[float]):
-        assert parameter is not None  # tune.tune evaluates values only of a tunable parameter
-        return [tune.evaluate_value(base, parameter, int(v) if float(v).is_integer() else v, train, test, roles,
-                                    spec.utility.classifier, spec.tuning.repeats, spec.privacy, check)
-                for v in values]
 
-    needs_domains = spec.tuning.strategy not in ("fixed", "lattice")
-    domains = _own(base.domains)(train, roles) if needs_domains else {}
-    trace = tune.tune(spec.tuning, sanitizer=base, domains=domains, policy=spec.privacy,
-                      sizes=tune.class_sizes(train, roles), evaluate_many=_own(evaluate_many),
-                      suggest=_own(lambda t: base.suggest(train, roles, t)),
-                      search=_own(lambda name: tune.search_lattice(base, name, rows, roles)),
-                      inherited=spec.inherited)
-    return tune.tuned(base, trace), trace
+OWN = _OwnRunner()
+
+
+def tune_plain(spec: ReleaseSpec, roles: Roles, prepared: PreparedRows) -> tuple[Sanitizer, TuningTrace]:
+    """The plan's tuning step (:func:`ppdp.tasks.plan.tune_method`) without Prefect: the evaluations run one after
+    another (this runs inside one task per method, the methods side by side); the parameters' domains are read only
+    for a strategy that evaluates values. Returns (the sanitizer with the chosen value, the trace)."""
+    return release_plan.tune_method(spec, roles, prepared, OWN, domains_first=False)
 
 
 def _tuned_text(parameter: str | None, value: Any) -> str | None:
@@ -346,9 +338,6 @@ def existing_order_key(spec: ReleaseSpec) -> bytes | None:
     The row order carries nothing, but a classifier that breaks ties by row order (1-NN on generalized rows, where
     many rows are equal) scores a release differently in another order: with the key, the utility compare measures
     is the one ``ppdp run`` measures."""
-    import os
-
-    from ppdp.tasks import keys, series
 
     if not os.environ.get(series.ENV_SERIES_KEY) and not (keys.config_dir() / series.KEY_NAME).is_file():
         return None
@@ -361,12 +350,6 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     tagged and with identifiers protected; ``roles``: the tagging; ``order_key``: :func:`existing_order_key`). Never
     raises: a refusal or a failure is the row's status and reason (an unexpected error by its type only: its message
     may quote data)."""
-    from ppdp.tasks.privacy.judge import promote_counted_columns
-    from ppdp.tasks.reproduce import prepare_rows
-    from ppdp.tasks.sanitize.registry import method_class, run_method
-    from ppdp.tasks.shapes import check_privacy, check_utility
-    from ppdp.tasks.tune import recalls_two_classes
-
     started = time.perf_counter()
     cls = method_class(spec.method.name)
     not_run = not_run_reason(cls)
@@ -382,20 +365,11 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     def done(status: str, reason: str | None = None, **extra) -> CompareRow:
         return CompareRow(**row, **extra, status=status, reason=reason, seconds=time.perf_counter() - started)
 
-    try:
-        prepared = _own(prepare_rows)(spec, cls, protected, roles)
-        source = prepared.source
-        promoted: list[str] = []
-        for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
-            sanitizer, trace = tune_plain(spec, roles, prepared)
-            release, _ = _own(run_method)(sanitizer, source, roles, order_key)
-            report = _own(check_privacy)(cls, source, release, roles, spec, prepared.everything)
-            again = _own(promote_counted_columns)(roles, report, spec.privacy) if attempt == 1 else None
-            if again is None:
-                break
-            promoted = [t.name for t in again.columns if t.role != roles.get(t.name).role]
-            roles = again
-        util = _own(check_utility)(cls, spec, release, roles, prepared)
+    try:  # the plan's steps a comparison needs: prepare -> tune -> sanitize -> measure
+        prepared = release_plan.prepare_rows(spec, cls, protected, roles, runner=OWN)
+        ran = release_plan.sanitize_measured(spec, prepared, roles, OWN, order_key=order_key, domains_first=False)
+        trace, release, report, promoted, roles = ran.trace, ran.release, ran.privacy, ran.promoted, ran.roles
+        util = ran.utility.result()
     except _MethodFailure as failure:
         return done("not_applicable", _one_line(failure.error))
     except InputError as exc:  # the tuner's own: no value of the parameter passes the policy (or can be searched)
@@ -406,7 +380,6 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
         return done("error", f"internal error ({type(exc).__name__})")
 
     value = dict(trace.lattice.node) if trace.lattice is not None else trace.chosen
-    view = report.attacker_view
     floor = report.floor
     extra: dict[str, Any] = dict(
         parameter=trace.parameter, tuned=_tuned_text(trace.parameter, value), tuning_rule=trace.rule,
@@ -421,16 +394,7 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
         mean_shift=util.mean_shift, correlation_loss=util.correlation_loss,
         loss_measures=dict(trace.lattice.measures) if trace.lattice is not None else {},
     )
-    if floor is not None:
-        from ppdp.tasks.privacy.attacker import describe_floor_claim
-
-        extra["floor_failed"] = [describe_floor_claim(c) for c in floor.failed]
-    if view is not None:
-        groups = view.identity_by == "groups" and view.group_average_risk is not None
-        extra.update(identity_by=view.identity_by, records_alone=view.records_alone, smallest_class=view.smallest_class,
-                     average_risk=view.group_average_risk if groups else view.average_risk,
-                     exact_copies=view.exact_copies, linkage_risk=view.linkage_risk,
-                     disclosure_gain=view.disclosure_gain, epsilon=view.epsilon)
+    extra.update(_attacker_extra(report))
     fixed = fixed_by_construction(release, report)
     extra["by_construction"] = fixed
     if "max_linkage_risk" in fixed:  # not a measure: it neither ranks nor is plotted
@@ -452,6 +416,21 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     return done("passes", "; ".join(notes) or None, **extra)
 
 
+def _attacker_extra(report) -> dict[str, Any]:
+    """A row's figures from the safety floor and the attacker's view of the release."""
+    out: dict[str, Any] = {}
+    floor, view = report.floor, report.attacker_view
+    if floor is not None:
+        out["floor_failed"] = [describe_floor_claim(c) for c in floor.failed]
+    if view is not None:
+        groups = view.identity_by == "groups" and view.group_average_risk is not None
+        out.update(identity_by=view.identity_by, records_alone=view.records_alone, smallest_class=view.smallest_class,
+                   average_risk=view.group_average_risk if groups else view.average_risk,
+                   exact_copies=view.exact_copies, linkage_risk=view.linkage_risk,
+                   disclosure_gain=view.disclosure_gain, epsilon=view.epsilon)
+    return out
+
+
 NO_SIGNAL = ("not recommended: the classifier trained on this release recalls held-out rows of one class only (the "
              "release carries nothing it can use to tell the classes apart)")
 
@@ -461,14 +440,12 @@ def fixed_by_construction(release, report) -> dict[str, str]:
     marked ``construction`` (a DP mechanism's epsilon and delta: its parameters), and a record release's linkage risk
     when no published row stands for an input record (``row_source`` all -1: the nearest published row never
     stands for the record, so the share is 0)."""
-    import numpy as np
-
     out: dict[str, str] = {}
     for claim in report.claims:
         if claim.recheck == "construction" and claim.name in GATE_UNITS:
             out[claim.name] = "holds by the mechanism's construction (its parameter, not a measure of the release)"
     rows = np.asarray(release.row_source)
-    if release.unit == "record" and rows.size and bool((rows < 0).all()):
+    if unit_of(release.unit).compares_records and rows.size and bool((rows < 0).all()):
         out["max_linkage_risk"] = ("linkage risk is 0 by construction: no published row stands for an input record, "
                                    "so none is ever linked")
     return out
@@ -496,9 +473,6 @@ def constant_accuracy(train: pd.DataFrame, test: pd.DataFrame, class_column: str
 
 def refusal_reasons(report, util) -> list[str]:
     """Each failed part of the verdict in one line, as ``ppdp run`` words its refusals."""
-    from ppdp.tasks.privacy.attacker import describe_floor_claim
-    from ppdp.tasks.privacy.measure import describe_failed
-
     out = []
     if not report.claims:
         out.append("privacy: no privacy gate applies to this release (fail closed)")
@@ -519,8 +493,6 @@ def _one_line(exc: BaseException) -> str:
 
 def not_run_row(name: str, reason: str) -> CompareRow:
     """The row of a method compare does not run (:func:`not_run_reason`): its reason, no figure."""
-    from ppdp.tasks.sanitize.registry import method_class
-
     cls = method_class(name)
     return CompareRow(method=name, unit=cls.unit, protects=cls.protects, status="not_run", reason=reason,
                       reproducible=bool(getattr(cls, "reproducible", True)))
@@ -528,8 +500,6 @@ def not_run_row(name: str, reason: str) -> CompareRow:
 
 def not_applicable_row(spec: ReleaseSpec, name: str, reason: str) -> CompareRow:
     """The row of a method for which no valid spec exists (its spec's one-line error as the reason)."""
-    from ppdp.tasks.sanitize.registry import method_class
-
     cls = method_class(name)
     return CompareRow(method=name, unit=cls.unit, protects=cls.protects, status="not_applicable", reason=reason,
                       reproducible=bool(getattr(cls, "reproducible", True)))
@@ -540,8 +510,6 @@ def plan(spec: ReleaseSpec, methods: Sequence[str] | None = None
     """Each method to compare (every registered one, or ``methods``, in name order): (name, its spec, its policy
     source, None), or (name, None, "", its ready row): not run (a differentially private method), or not applicable
     when no valid spec exists for it. Raises :class:`SpecError` for an unknown name."""
-    from ppdp.tasks.sanitize.registry import REGISTRY, method_class
-
     names = sorted(REGISTRY) if not methods else sorted(dict.fromkeys(methods))
     for n in names:
         method_class(n)  # an unknown name: one line listing the known ones
@@ -564,14 +532,9 @@ def compare_in_process(spec: ReleaseSpec, methods: Sequence[str] | None = None) 
     """The whole comparison in this process, one method after another, without Prefect (the flow runs the same
     functions, the methods side by side): ingest and its suite, tagging, identifier protection, every method's row,
     the ranking."""
-    from ppdp.tasks import ingest, secrets, tag
-    from ppdp.tasks import spec as spec_io
-
     started = time.perf_counter()
-    spec_io.preflight(spec, check_root=False)
-    frame, report = ingest.ingest(spec)
-    roles = tag.tag_columns(frame, spec)
-    protected = tag.protect_identifiers(frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
+    read = release_plan.read_input(spec, check_root=False)  # the plan's first steps, once for every method
+    report, roles, protected = read.ingest, read.roles, read.protected
     order_key = existing_order_key(spec)
     # plan gives a method's spec whenever it gives no ready row
     rows = [row if row is not None else compare_method(cast(ReleaseSpec, method), protected, roles, source, order_key)
@@ -702,15 +665,13 @@ def summarize(rows: Sequence[CompareRow], spec: ReleaseSpec, *, input_digest: st
 
 def not_carried(spec: ReleaseSpec, recommended: str | None) -> list[str]:
     """The parts of the spec's policy the recommended method's spec does not carry, each with why in one line."""
-    from ppdp.tasks.sanitize.registry import method_class
-
     if recommended is None:
         return []
     out = []
     if spec.privacy.accept_below_floor is not None:
         out.append("privacy.accept_below_floor: an approval to publish below the safety floor was given for another "
                    "release; compare recommends none below the floor")
-    if spec.privacy.budget is not None and method_class(recommended).unit != "differential_privacy":
+    if spec.privacy.budget is not None and not unit_of(method_class(recommended).unit).spends_budget:
         out.append(f"privacy.budget: it bounds differentially private releases, and {recommended} is not one")
     return out
 
@@ -728,8 +689,6 @@ def pareto_frontier(points: Sequence[tuple[float, float, str]]) -> list[tuple[fl
 def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None]]:
     """The comparison table for a Prefect table artifact (aggregates only; text cells markdown-escaped, as the
     release's claims table: Prefect renders each text cell as markdown)."""
-    from ppdp.tasks.report import _table_cell
-
     out: list[dict[str, str | int | float | None]] = []
     tstr_names = list(dict.fromkeys(name for r in result.rows for name in r.tstr))  # the same columns in every row
     for r in result.rows:
@@ -744,7 +703,7 @@ def table_rows(result: CompareResult) -> list[dict[str, str | int | float | None
                     **{f"TSTR {name}": _round(r.tstr.get(name)) for name in tstr_names},
                     "seconds": round(r.seconds, 2),
                     "reason": r.reason or ""})
-    return [{key: _table_cell(value) for key, value in row.items()} for row in out]
+    return [{key: table_cell(value) for key, value in row.items()} for row in out]
 
 
 def _yes(value: bool | None) -> str:
@@ -778,8 +737,6 @@ def check_outside_root(spec: ReleaseSpec, path: str | Path | None, what: str) ->
 def spec_yaml(result: CompareResult, spec_path: str | Path) -> str:
     """The recommended method's spec as YAML, with a header saying where it comes from; raises
     :class:`InputError` when nothing is recommended."""
-    import yaml
-
     if result.recommended is None:
         raise InputError(f"{result.recommendation}; no spec written")
     row = result.row(result.recommended)
@@ -797,9 +754,6 @@ def spec_yaml(result: CompareResult, spec_path: str | Path) -> str:
 
 def write_spec(result: CompareResult, spec_path: str | Path, target: Path) -> Path:
     """Write :func:`spec_yaml` to ``target`` and check it loads as the same spec."""
-    from ppdp.tasks.report import write_atomic
-    from ppdp.tasks.spec import load_spec
-
     write_atomic(Path(target), spec_yaml(result, spec_path))
     load_spec(target)  # raises SpecError (one line) if the written spec does not load
     return Path(target)

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ppdp.tasks.keys import existing_series_key, series_key
+
 DIGEST_LABEL = b"ppdp input digest"
 KEY_ID_LABEL = b"ppdp input digest key id"
 KEY_ID_PREFIX = "hmac-sha256:"
@@ -68,8 +70,6 @@ def keyed(sha256: str, key: bytes, salt: str | None = None) -> InputDigest:
 def publisher_key(root: Path | str | None) -> bytes:
     """The digest key of the publisher's series key (created on first use, as a release creates it; refused under
     ``root``: :func:`ppdp.tasks.keys.series_key`)."""
-    from ppdp.tasks.keys import series_key
-
     return digest_key(series_key(None if root is None else Path(root)))
 
 
@@ -80,8 +80,6 @@ def input_digest(sha256: str, root: Path | str | None) -> InputDigest:
 
 def local_key() -> bytes | None:
     """The digest key on this machine, None when it has no series key (never creates one: a verifier's machine)."""
-    from ppdp.tasks.keys import existing_series_key
-
     key = existing_series_key()
     return None if key is None else digest_key(key)
 
@@ -119,11 +117,3 @@ def listing_sha256(files: list[tuple[str, str]]) -> str:
     lines = "".join(f"{name} {sha}\n" for name, sha in files)
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
-
-def file_sha256(path: Path) -> str:
-    """The SHA-256 of a file's bytes (hex), read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

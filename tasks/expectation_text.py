@@ -118,6 +118,18 @@ def sentence(outcome: ExpectationOutcome, kwargs: dict[str, Any] | None = None, 
     at = _at(first).replace("data row", rows_word)
     observed = None if outcome.observed is None else int(outcome.observed)
 
+    told = _table_sentence(kind, kwargs, observed, column, names)
+    if told is not None:
+        return told
+    if count is None and kind.startswith("expect_column_values_"):
+        count = 0
+    return _column_sentence(kind, kwargs, meta, label, count, total, at, frame, column)
+
+
+def _table_sentence(kind: str, kwargs: dict[str, Any], observed: int | None, column: Any,
+                    names: list) -> str | None:
+    """A failed expectation about the whole table (a column missing or present, rows, columns, classes); None for
+    any other kind."""
     if kind == "expect_column_to_exist":
         return f"column {_quoted(column)} (declared in the spec) is not in the file"
     if kind == "expect_table_row_count_to_be_between":
@@ -147,8 +159,12 @@ def sentence(outcome: ExpectationOutcome, kwargs: dict[str, Any] | None = None, 
     if kind == "expect_equivalence_classes_to_be_l_diverse":
         return (f"a class holds {'too few' if observed is None else _n(observed)} distinct value(s) of "
                 f"{_quoted(kwargs.get('sensitive_column'))}, fewer than l = {kwargs.get('l')}")
-    if count is None and kind.startswith("expect_column_values_"):
-        count = 0
+    return None
+
+
+def _column_sentence(kind: str, kwargs: dict[str, Any], meta: dict[str, Any], label: str, count: int | None,
+                     total: int | None, at: str, frame: pd.DataFrame | None, column: Any) -> str:
+    """A failed expectation about a column's values: how many rows fail and the first one, never a value."""
     if kind == "expect_column_values_to_not_be_null":
         mostly = kwargs.get("mostly")
         if mostly is not None and mostly < 1 and (count is None or total is None or count >= total):

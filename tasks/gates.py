@@ -7,13 +7,18 @@ import math
 import pandas as pd
 
 from ppdp.schemas.base import Role
+from ppdp.schemas.criteria.registry import CRITERIA
 from ppdp.schemas.privacy import PrivacyThresholds
-from ppdp.schemas.reports import Claim, PrivacyReport, Roles, UtilityReport
+from ppdp.schemas.reports import Claim, PrivacyReport, Roles
 from ppdp.schemas.series import SeriesReport
+from ppdp.schemas.units import unit_of
+from ppdp.schemas.utility import UtilityReport
 from ppdp.tasks.core.errors import ReleaseRejected, SpecError
 from ppdp.tasks.core.labels import column_label
 from ppdp.tasks.privacy.attacker import describe_floor_claim
 from ppdp.tasks.privacy.measure import describe_failed
+from ppdp.tasks.privacy.series import series_refusal
+from ppdp.tasks.series import SeriesError
 
 
 def enforce_privacy(report: PrivacyReport) -> PrivacyReport:
@@ -63,7 +68,7 @@ def floor_fixes(failed: list[Claim]) -> list[str]:
         name = c.name.removeprefix("floor: ")
         if name == "average risk" and c.threshold > 0:
             k = smallest_k(c.threshold)
-            groups = "generating group" if c.unit == "generating_group" else "class"
+            groups = "generating group" if c.unit is not None and unit_of(c.unit).group_column else "class"
             out.append(f"raise k to {k} (privacy.k = {k}, and method.k if the spec sets it: every {groups} of {k} "
                        f"records or more keeps the average risk at most {c.threshold:g})")
         elif name == "records alone":
@@ -79,9 +84,6 @@ def floor_fixes(failed: list[Claim]) -> list[str]:
     return out
 
 
-CLASS_UNITS = ("equivalence_class", "generating_group")
-
-
 def _rounded_up(x: float, digits: int = 3) -> float:
     """``x`` to ``digits`` significant digits, rounded up (a bound shown as a fix must itself meet the bound)."""
     places = digits - 1 - math.floor(math.log10(x))
@@ -94,7 +96,7 @@ def check_feasible(policy: PrivacyThresholds, unit: str, source: pd.DataFrame, r
     prosecutor, average or marketer risk bound below 1 / rows, fails whatever the method does; a class can hold
     no more distinct sensitive values than the table, so l above that count fails too (rows can only be
     suppressed, never added). Raises :class:`SpecError` naming the gate, the bound and the fix (counts only)."""
-    if unit not in CLASS_UNITS:
+    if not unit_of(unit).counts_classes:
         return
     rows = len(source)
     shown = f"{rows:,} row{'s' if rows != 1 else ''}"
@@ -103,7 +105,7 @@ def check_feasible(policy: PrivacyThresholds, unit: str, source: pd.DataFrame, r
         raise SpecError(f"spec privacy.k: {policy.k} is more than {where}: no release can meet it; lower privacy.k "
                         f"to {rows:,} or less")
     least = 1.0 / rows if rows else 1.0  # one class holding every row
-    for gate in ("max_prosecutor_risk", "max_average_risk", "max_marketer_risk"):
+    for gate in (c.key for c in CRITERIA if c.least_over_rows):
         bound = getattr(policy, gate)
         if bound is not None and bound < least - 1e-12:
             raise SpecError(f"spec privacy.{gate}: {bound:g} is below 1/{rows:,}, the least any release of {where} "
@@ -133,9 +135,6 @@ def enforce_series(report: SeriesReport) -> SeriesReport:
     """Raise :class:`ppdp.tasks.series.SeriesError` (exit 3, nothing published) when the release, judged with the
     dataset's earlier releases, breaks a composed figure or the DP budget: one line naming the earlier release and
     the figure."""
-    from ppdp.tasks.privacy.series import series_refusal
-    from ppdp.tasks.series import SeriesError
-
     line = series_refusal(report)
     if line is not None:
         raise SeriesError(line, ["series"])

@@ -39,8 +39,9 @@ from typing import TYPE_CHECKING, cast
 from ppdp.tasks.core.errors import PpdpError, PublishError
 
 if TYPE_CHECKING:  # cryptography and Prefect are imported only where a key is made or loaded
+    # heavy: cryptography, loaded when a key is used
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
-    from prefect.blocks.system import Secret
+    from prefect.blocks.system import Secret  # heavy: Prefect, only for a key kept in a Prefect Secret block
 
 ENV_BLOCK = "PPDP_AUDIT_KEY_BLOCK"
 ENV_KEY_FILE = "PPDP_AUDIT_KEY"
@@ -90,7 +91,7 @@ class VerifyKey:
         if self._secret is not None:
             expected = hmac.new(self._secret, message, hashlib.sha256).hexdigest()
             return hmac.compare_digest(expected, signature)
-        from cryptography.exceptions import InvalidSignature
+        from cryptography.exceptions import InvalidSignature  # heavy: cryptography, loaded when a signature is checked
 
         assert self._public is not None  # a key holds an HMAC secret or an Ed25519 public key
         try:
@@ -114,6 +115,7 @@ def default_key_path() -> Path:
 
 
 def _raw_public(public) -> bytes:
+    # heavy: cryptography, loaded when a key is used
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
     return public.public_bytes(Encoding.Raw, PublicFormat.Raw)
@@ -144,6 +146,7 @@ def _hmac_from_text(text: str, source: str) -> SigningKey:
 
 
 def _ed25519_from_pem(pem: bytes, source: str, path: Path | None) -> SigningKey:
+    # heavy: cryptography, loaded when a key is used
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
@@ -171,7 +174,7 @@ def load_key_file(path: Path, source: str = "a key file") -> SigningKey:
 def _from_block(name: str) -> SigningKey:
     source = f"Prefect Secret block '{name}' (${ENV_BLOCK})"
     try:
-        from prefect.blocks.system import Secret
+        from prefect.blocks.system import Secret  # heavy: Prefect, only for a key kept in a Prefect Secret block
 
         # Prefect types load() as "the block or a coroutine" (sync_compatible); called synchronously it is the block
         value = cast("Secret", Secret.load(name)).get()
@@ -221,6 +224,7 @@ def is_under(path: Path, root: Path) -> bool:
 
 
 def _create_default_key() -> SigningKey:
+    # heavy: cryptography, loaded when a key is used
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
@@ -276,6 +280,7 @@ def trusted_keys() -> tuple[dict[str, VerifyKey], list[str]]:
 
 def _read_public_key(path: Path) -> VerifyKey:
     """An Ed25519 public key (PEM), or a private key file whose public half is used."""
+    # heavy: cryptography, loaded when a key is used
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key, load_pem_public_key
 

@@ -28,7 +28,9 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.reports import MarginalDistances, Roles
+from ppdp.schemas.reports import Roles
+from ppdp.schemas.utility import MarginalDistances
+from ppdp.tasks.utility import label_midpoint
 
 BINS = 10
 """Equal-frequency bins of a numeric column, fixed from the input."""
@@ -54,8 +56,6 @@ def total_variation(x: np.ndarray, y: np.ndarray) -> float:
 def as_numbers(series: pd.Series) -> np.ndarray:
     """A column's cells as floats: numbers as they are, dates as nanoseconds, interval labels (``[40-50)``) as
     their midpoint, every other cell (missing, ``*``, text) as NaN."""
-    from ppdp.tasks.utility import _midpoint
-
     if pd.api.types.is_bool_dtype(series):
         return series.astype(float).to_numpy()
     if pd.api.types.is_datetime64_any_dtype(series):
@@ -65,7 +65,7 @@ def as_numbers(series: pd.Series) -> np.ndarray:
         return out
     if pd.api.types.is_numeric_dtype(series):
         return series.to_numpy(dtype=float, na_value=np.nan)
-    return np.array([_midpoint(v) for v in series.to_numpy(dtype=object)], dtype=float)
+    return np.array([label_midpoint(v) for v in series.to_numpy(dtype=object)], dtype=float)
 
 
 def _edges(values: np.ndarray) -> np.ndarray:

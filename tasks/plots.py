@@ -12,10 +12,10 @@ def tuning_plot_png(trace: TuningTrace) -> bytes | None:
     threshold, the accuracy-gap band and the choice marked; None when nothing was evaluated."""
     if not trace.evaluations:
         return None
-    import matplotlib
+    import matplotlib  # heavy: Matplotlib, loaded when a plot is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: Matplotlib, loaded when a plot is drawn
 
     evs = sorted(trace.evaluations, key=lambda e: e.value)
     xs = [e.value for e in evs]
@@ -65,10 +65,10 @@ def pareto_plot_png(partition: FeaturePartition | None, k: int | None = None) ->
     without a front."""
     if partition is None or not partition.pareto:
         return None
-    import matplotlib
+    import matplotlib  # heavy: Matplotlib, loaded when a plot is drawn
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: Matplotlib, loaded when a plot is drawn
 
     pts = sorted((p.k, p.accuracy) for p in partition.pareto)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=100)

@@ -30,11 +30,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ppdp.schemas.manifest import Manifest, PrivateRecord, Withheld
+from ppdp.schemas.units import find_unit
 from ppdp.tasks import keys
 from ppdp.tasks.core.errors import PublishError
 
 RECORDS_DIR = "records"
-DP_UNIT = "differential_privacy"
 KEPT_IN = ("the publisher's private record: records/<audit trail id>/<release id>.json in the publisher's ppdp "
            "configuration folder ($PPDP_CONFIG_DIR, else $XDG_CONFIG_HOME/ppdp, else ~/.config/ppdp), never under the "
            "publish root")
@@ -71,8 +71,10 @@ _HEX = re.compile(r"^[0-9a-f]{8,64}$")
 
 
 def withholds(unit: str | None) -> bool:
-    """Whether a release of privacy unit ``unit`` withholds what it computed on its input."""
-    return unit == DP_UNIT
+    """Whether a release of privacy unit ``unit`` withholds what it computed on its input
+    (:attr:`~ppdp.schemas.units.PrivacyUnit.withholds_input_figures`)."""
+    found = find_unit(unit)  # a name that is no unit (or None) withholds nothing, as the name comparison did
+    return found is not None and found.withholds_input_figures
 
 
 @dataclass(frozen=True)

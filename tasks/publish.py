@@ -29,26 +29,32 @@ import hashlib
 import importlib.util
 import json
 import os
+import platform
 import secrets
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TypeVar, cast
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
+from ppdp.expectations import base_suite_path, load_suite_json, validate_frame
 from ppdp.schemas.manifest import ColumnTreatment, DataFile, Manifest, PartRecord, Versions
+from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import ExpectationOutcome, RareCategoryReport, Roles
 from ppdp.schemas.spec import ReleaseSpec, Role
-from ppdp.tasks import interrupt
-from ppdp.tasks.core.errors import PublishError, ReleaseRejected
-from ppdp.tasks.ingest import file_sha256
+from ppdp.schemas.units import unit_of
+from ppdp.tasks import audit, interrupt
+from ppdp.tasks.core.errors import InputError, PublishError, ReleaseRejected
+from ppdp.tasks.core.io import file_sha256
+from ppdp.tasks.expectation_text import describe
 from ppdp.tasks.latest import write_latest
 from ppdp.tasks.layout import (  # noqa: F401
     DATA_FOLDER,
@@ -61,6 +67,9 @@ from ppdp.tasks.layout import (  # noqa: F401
     release_folder,
     release_names,
 )
+from ppdp.tasks.privacy.partitioned import common_schema
+from ppdp.tasks.private_record import split
+from ppdp.tasks.report import render_report
 from ppdp.tasks.staging import STAGING_PREFIX, fault_point, fsync_dir, remove_path, staging_folder
 
 META_RELEASE_ID = b"ppdp.release_id"
@@ -139,8 +148,6 @@ def stage_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Manif
 
 def _render_report(staging: Path) -> str:
     """``report.html`` from the staged files (deterministic: ``ppdp report`` regenerates the same bytes)."""
-    from ppdp.tasks.report import render_report
-
     try:
         return render_report(staging)
     except OSError:
@@ -229,8 +236,6 @@ def seal(staging: Path) -> dict[str, str]:
 def _restore_latest(root: Path, dataset: str) -> None:
     """Point the dataset's ``LATEST`` back at its latest complete release (a publish rolled back after writing it);
     when that fails, ``ppdp audit recover`` rewrites it."""
-    from ppdp.tasks import audit
-
     try:
         write_latest(root, dataset, audit.latest_release(root, dataset))
     except Exception:  # noqa: BLE001 - the rollback goes on; verify reports a stale pointer, recover mends it
@@ -253,8 +258,6 @@ def check_manifest_reads_back(path: Path, manifest: Manifest) -> None:
     written; raise :class:`PublishError` naming the top-level fields otherwise. JSON has no NaN or infinity
     (pydantic writes them as null): a release whose manifest cannot be read back would fail ``audit verify``
     forever, so it is never published."""
-    from pydantic import ValidationError
-
     try:
         back = Manifest.model_validate_json(path.read_text(encoding="utf-8"))
     except (ValidationError, ValueError, OSError) as exc:
@@ -277,9 +280,6 @@ def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, unit
     """The output suite (GX JSON) for a frame about to be published: identifiers absent or pseudonyms, and, for
     releases with classes (equivalence classes over the quasi-identifiers, or the published group column),
     k-anonymity and l-diversity as the policy sets them."""
-    from ppdp.expectations import base_suite_path, load_suite_json
-    from ppdp.schemas.methods import GROUP_COLUMN
-
     suite = load_suite_json(base_suite_path("output"))
     ids = roles.identifiers
     extra: list[dict] = []
@@ -292,8 +292,9 @@ def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, unit
     dropped = [name for name in roles.dropped if name not in ids]
     if dropped:
         extra.append({"type": "expect_columns_to_be_absent", "kwargs": {"column_list": dropped}})
-    if unit != "record":
-        classes = [GROUP_COLUMN] if unit == "generating_group" else [
+    checked = unit_of(unit)
+    if checked.suite_checks_classes:
+        classes = [GROUP_COLUMN] if checked.group_column else [
             q for q in roles.quasi_identifiers if q in frame_columns]
         if spec.privacy.k is not None:
             extra.append({"type": "expect_quasi_identifiers_to_be_k_anonymous",
@@ -309,9 +310,6 @@ def output_suite(frame_columns: list[str], roles: Roles, spec: ReleaseSpec, unit
 def check_output(release, roles: Roles, spec: ReleaseSpec) -> list[ExpectationOutcome]:
     """Run the output suite on the release about to be written; raise :class:`ReleaseRejected` naming the
     failed expectations."""
-    from ppdp.expectations import validate_frame
-    from ppdp.tasks.expectation_text import describe
-
     outcomes, failed, told = [], [], []
     # a partitioned release: each part against the suite, over its own quasi-identifiers
     for frame in [p.frame for p in release.parts] if isinstance(release, PartsRelease) else [release.frame]:
@@ -351,9 +349,6 @@ def code_sha256() -> str:
 
 def collect_versions() -> Versions:
     """Versions of everything that shaped the release."""
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
 
     def v(dist: str) -> str:
         try:
@@ -388,8 +383,6 @@ def publish_release(frame: pd.DataFrame | dict[str, pd.DataFrame], manifest: Man
     input withheld (:func:`ppdp.tasks.private_record.split`), and the publisher's private record, written with the
     release, keeps them (and, for every release, the input's unkeyed SHA-256). Returns (folder, the manifest
     published, its hash)."""
-    from ppdp.tasks.private_record import split
-
     public, private = split(manifest)
     return publish_staged(public, lambda root: stage_release(frame, public, root, extras), started,
                           below_floor_note(public), None if series_record is None else series_record.write,
@@ -419,8 +412,6 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
     rename (an error there removes the staging folder and rolls the pending entry back); so does writing ``private``
     (:class:`ppdp.tasks.private_record.Record`: the publisher's private record of the release), which is written
     first."""
-    from ppdp.tasks import audit
-
     root = Path(manifest.spec.publish.root)
     interrupt.check("before publishing")
     with interrupt.critical():  # a request to stop is honoured at the checks below, never in between
@@ -446,55 +437,68 @@ def publish_staged(manifest, stage: Callable[[Path], tuple[Path, _Staged, str, d
         except BaseException:
             remove_path(staging)
             raise
-        if private is not None and private.needed:
-            try:
-                private.write(pending.trail_id, root)
-            except BaseException:
-                remove_path(staging)
-                audit.roll_back_quietly(root, pending, "the publisher's private record could not be written")
-                raise
-        if after_pending is not None:
-            try:
-                after_pending(root)
-            except BaseException:
-                remove_path(staging)
-                audit.roll_back_quietly(root, pending, "the series ledger could not be written")
-                raise
-            audit.fault_point("ledger-written")
-        audit.fault_point("pending-appended")  # just before the rename
-        try:  # the rename is the point of no return: the last check of a request to stop (SIGINT, a cancellation)
-            interrupt.check("before the rename")
-        except BaseException:
-            remove_path(staging)
-            audit.roll_back_quietly(root, pending, f"interrupted before its folder was renamed into place "
-                                    f"(stopped by {interrupt.STATE.reason or 'a request'})")
-            raise
-        try:
-            rename_into_place(staging, final)
-        except BaseException:
-            remove_path(staging)
-            audit.roll_back_quietly(root, pending, "publish failed before its folder was in place")
-            raise
-        audit.fault_point("renamed")  # just after the rename
-        try:  # the dataset's LATEST pointer names the release before its completing entry is written
-            write_latest(root, manifest.dataset, manifest.release_id)
-        except BaseException:
-            remove_path(final)
-            _rmdir_quiet(final.parent)
-            audit.roll_back_quietly(root, pending, "the dataset's LATEST pointer could not be written")
-            raise
-        audit.fault_point("latest-written")
-        try:
-            audit.append_entry(root, status="published", reason=f"published{what}", completes=pending.seq, **entry)
-        except BaseException:
-            remove_path(final)
-            _restore_latest(root, manifest.dataset)
-            _rmdir_quiet(final.parent)
-            audit.roll_back_quietly(root, pending, "the completing audit entry could not be written")
-            raise
-        interrupt.note_published(manifest.release_id, final)
-        audit.fault_point("completed")
+        _before_rename(root, staging, pending, private, after_pending)
+        _rename_and_complete(root, staging, final, manifest.dataset, manifest.release_id, pending, entry, what)
     return final, manifest, m_hash
+
+
+def _before_rename(root: Path, staging: Path, pending, private, after_pending) -> None:
+    """After the pending entry: the private record, ``after_pending`` (the series ledger), the last check of a
+    request to stop; a failure removes the staging folder and rolls the pending entry back."""
+    if private is not None and private.needed:
+        try:
+            private.write(pending.trail_id, root)
+        except BaseException:
+            remove_path(staging)
+            audit.roll_back_quietly(root, pending, "the publisher's private record could not be written")
+            raise
+    if after_pending is not None:
+        try:
+            after_pending(root)
+        except BaseException:
+            remove_path(staging)
+            audit.roll_back_quietly(root, pending, "the series ledger could not be written")
+            raise
+        audit.fault_point("ledger-written")
+    audit.fault_point("pending-appended")  # just before the rename
+    try:  # the rename is the point of no return: the last check of a request to stop (SIGINT, a cancellation)
+        interrupt.check("before the rename")
+    except BaseException:
+        remove_path(staging)
+        audit.roll_back_quietly(root, pending, f"interrupted before its folder was renamed into place "
+                                f"(stopped by {interrupt.STATE.reason or 'a request'})")
+        raise
+
+
+def _rename_and_complete(root: Path, staging: Path, final: Path, dataset: str, release_id: str, pending,
+                         entry: dict, what: str) -> None:
+    """The rename into place, the dataset's LATEST pointer, the completing ``published`` entry; a failure undoes
+    what was done and rolls the pending entry back."""
+    try:
+        rename_into_place(staging, final)
+    except BaseException:
+        remove_path(staging)
+        audit.roll_back_quietly(root, pending, "publish failed before its folder was in place")
+        raise
+    audit.fault_point("renamed")  # just after the rename
+    try:  # the dataset's LATEST pointer names the release before its completing entry is written
+        write_latest(root, dataset, release_id)
+    except BaseException:
+        remove_path(final)
+        _rmdir_quiet(final.parent)
+        audit.roll_back_quietly(root, pending, "the dataset's LATEST pointer could not be written")
+        raise
+    audit.fault_point("latest-written")
+    try:
+        audit.append_entry(root, status="published", reason=f"published{what}", completes=pending.seq, **entry)
+    except BaseException:
+        remove_path(final)
+        _restore_latest(root, dataset)
+        _rmdir_quiet(final.parent)
+        audit.roll_back_quietly(root, pending, "the completing audit entry could not be written")
+        raise
+    interrupt.note_published(release_id, final)
+    audit.fault_point("completed")
 
 
 # -- a distributed release: the table in row files under data/ ----------------------------------------------
@@ -585,8 +589,6 @@ def publish_row_files(staging: Path, manifest: Manifest, extras: dict[str, bytes
         raise PublishError(f"release {manifest.release_id}: a partitioned release (parts) is not published in row "
                            "files; nothing published")
 
-    from ppdp.tasks.private_record import split
-
     public, private = split(manifest)  # what is published; what the publisher's private record keeps
 
     def stage(_root: Path) -> tuple[Path, Manifest, str, dict[str, str]]:
@@ -671,9 +673,6 @@ def _data_file(staging: Path, name: str, release_id: str) -> DataFile:
 def _check_row_schema(staging: Path, names: list[str], manifest: Manifest) -> None:
     """Every row file has the same columns of the same types (as ``ppdp validate FOLDER`` needs), and those are
     the manifest's ``columns`` and (when it declares them) its ``column_types``."""
-    from ppdp.tasks.core.errors import InputError
-    from ppdp.tasks.privacy.partitioned import common_schema
-
     try:
         schema = common_schema([staging / n for n in names])
     except InputError as exc:
@@ -716,8 +715,6 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
                    ingest, release, method, privacy, utility, tuning, output_checks, rare=None,
                    flow_run_id: str | None = None, series=None) -> Manifest:
     """The manifest of a release about to be published (``output_sha256`` is filled in when written)."""
-    from ppdp.schemas.methods import GROUP_COLUMN
-
     frame = release.frame
     released_parts = release.parts if isinstance(release, PartsRelease) else ()
     parts = [PartRecord(name=p.name, file=f"{p.name}.parquet", rows=len(p.frame),

@@ -89,7 +89,7 @@ class _Outcome:
     token: str | None = None
 
 
-def _suppress(series: pd.Series, mask: np.ndarray) -> pd.Series:
+def suppress_cells(series: pd.Series, mask: np.ndarray) -> pd.Series:
     """``series`` with the cells under ``mask`` set missing (integers / booleans -> nullable dtypes)."""
     dtype = series.dtype
     if isinstance(dtype, np.dtype) and dtype.kind in _NULLABLE:
@@ -99,13 +99,13 @@ def _suppress(series: pd.Series, mask: np.ndarray) -> pd.Series:
     return series.mask(mask)
 
 
-def _with_token(series: pd.Series, mask: np.ndarray, token: str) -> pd.Series:
+def with_token(series: pd.Series, mask: np.ndarray, token: str) -> pd.Series:
     if isinstance(series.dtype, pd.CategoricalDtype):
         series = series.cat.add_categories([token])
     return series.mask(mask, token)
 
 
-def _adjacent(series: pd.Series, counts: pd.Series, rare: pd.Index, order: list[str], k: int) -> _Outcome | None:
+def recode_adjacent(series: pd.Series, counts: pd.Series, rare: pd.Index, order: list[str], k: int) -> _Outcome | None:
     """Recode rare categories of a declared order to the nearest frequent one; None if none is frequent."""
     rank = {c: i for i, c in enumerate(order)}
     frequent = [(rank[str(v)], v) for v, c in counts.items() if c >= k and str(v) in rank]
@@ -126,7 +126,7 @@ def _adjacent(series: pd.Series, counts: pd.Series, rare: pd.Index, order: list[
     for i, values in groups.items():
         out = out.mask(series.isin(values).to_numpy(), frequent[i][1])
     if outside:
-        out = _suppress(out, series.isin(outside).to_numpy())
+        out = suppress_cells(out, series.isin(outside).to_numpy())
     mask = series.isin(rare).to_numpy()
     return _Outcome(out, "merged_adjacent" if groups else "suppressed", len(rare), mask)
 
@@ -144,17 +144,17 @@ def _column_rule(series: pd.Series, tag: ColumnTag, k: int, taken: pd.Index,
         return None
     mask = series.isin(rare).to_numpy()
     if tag.kind is ColumnKind.ordinal and tag.order and tag.role is not Role.class_:
-        outcome = _adjacent(series, counts, rare, list(tag.order), k)
+        outcome = recode_adjacent(series, counts, rare, list(tag.order), k)
         if outcome is not None:
             return outcome
-        return _Outcome(_suppress(series, mask), "suppressed", len(rare), mask)
+        return _Outcome(suppress_cells(series, mask), "suppressed", len(rare), mask)
     counted_mask = mask if count_on is None else mask & count_on
     if token_possible(series) and int(counted_mask.sum()) >= k:
         token = token_for(taken)
-        return _Outcome(_with_token(series, mask, token), "merged", len(rare), mask, token)
+        return _Outcome(with_token(series, mask, token), "merged", len(rare), mask, token)
     if tag.role is Role.class_:
         return _Outcome(series, "rows_removed", len(rare), mask)
-    return _Outcome(_suppress(series, mask), "suppressed", len(rare), mask)
+    return _Outcome(suppress_cells(series, mask), "suppressed", len(rare), mask)
 
 
 def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple[str, ...] | list[str] = (),

@@ -17,17 +17,17 @@ from pathlib import Path
 from ppdp.tasks import keys
 from ppdp.tasks.audit import (
     AuditDamaged,
-    _check_chain,
-    _label,
-    _read_trail,
-    _safe,
-    _valid_name,
     append_entry,
+    check_chain,
     db_path,
     interrupted_publishes,
+    read_trail,
+    row_label,
+    safe,
+    valid_name,
 )
 from ppdp.tasks.core.errors import PublishError
-from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.core.io import file_sha256
 from ppdp.tasks.latest import LATEST_NAME, latest_of, latest_path, read_latest, write_latest
 from ppdp.tasks.latest import is_leftover as is_latest_leftover
 from ppdp.tasks.layout import folder_listing
@@ -62,7 +62,7 @@ def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
     with publish_lock(root, wait=wait):
         pending = interrupted_publishes(root)
         if pending:
-            trail = _read_trail(root)
+            trail = read_trail(root)
             if trail.problems:
                 raise AuditDamaged(f"audit trail {db_path(root)} is damaged ({trail.problems[0]}); recovery appends "
                                    "only to a trail that reads as one: run ppdp audit verify")
@@ -71,12 +71,12 @@ def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
                                    "entries with the publisher's key (restore it, or set it as when publishing)")
             keys.signing_key(root)  # a key under the root is refused
             trusted, _ = keys.trusted_keys()
-            good = _check_chain(trail.rows, trusted, [])
+            good = check_chain(trail.rows, trusted, [])
             published = {(r.get("dataset"), r.get("release_id")) for r in trail.rows if r.get("status") == "published"}
             for row in pending:
-                if row.get("seq") not in good or not (_valid_name(row.get("dataset"))
-                                                      and _valid_name(row.get("release_id"))):
-                    report.actions.append(f"{_label(row)}: pending, but its hash or signature does not verify: left "
+                if row.get("seq") not in good or not (valid_name(row.get("dataset"))
+                                                      and valid_name(row.get("release_id"))):
+                    report.actions.append(f"{row_label(row)}: pending, but its hash or signature does not verify: left "
                                           "as is (run ppdp audit verify)")
                     report.left += 1
                     continue
@@ -85,10 +85,10 @@ def recover(root: Path, wait: float = RECOVER_WAIT_SECONDS) -> Recovery:
             if item.name.startswith(STAGING_PREFIX):
                 remove_path(Path(item.path))
                 if os.path.lexists(item.path):
-                    report.actions.append(f"{_safe(item.name)}: staging leftover could not be removed")
+                    report.actions.append(f"{safe(item.name)}: staging leftover could not be removed")
                     report.left += 1
                 else:
-                    report.actions.append(f"{_safe(item.name)}: staging leftover removed (no pending entry: it never "
+                    report.actions.append(f"{safe(item.name)}: staging leftover removed (no pending entry: it never "
                                           "held a published release)")
         fsync_dir(root)
         _mend_latest(root, report)
@@ -100,33 +100,33 @@ def _mend_latest(root: Path, report: Recovery) -> None:
     published entry), and the temporary files of an interrupted update removed; a damaged trail is left alone."""
     if not db_path(root).is_file():
         return
-    trail = _read_trail(root)
+    trail = read_trail(root)
     if trail.problems:
         return
     for item in sorted(os.scandir(root), key=lambda e: e.name):
-        if not _valid_name(item.name) or not item.is_dir(follow_symlinks=False):
+        if not valid_name(item.name) or not item.is_dir(follow_symlinks=False):
             continue
         dataset = item.name
         for sub in sorted(os.scandir(item.path), key=lambda e: e.name):
             if is_latest_leftover(sub.name) and sub.is_file(follow_symlinks=False):
                 remove_path(Path(sub.path))
-                report.actions.append(f"{_safe(dataset)}/{_safe(sub.name)}: temporary file of an interrupted update "
+                report.actions.append(f"{safe(dataset)}/{safe(sub.name)}: temporary file of an interrupted update "
                                       "of LATEST removed")
         path = latest_path(root, dataset)
         last = latest_of(trail.rows, dataset)
         if read_latest(root, dataset) == last and (last is not None or not os.path.lexists(path)):
             continue
         if os.path.lexists(path) and not path.is_file():
-            report.actions.append(f"{_safe(dataset)}/{LATEST_NAME}: not a regular file: left as is")
+            report.actions.append(f"{safe(dataset)}/{LATEST_NAME}: not a regular file: left as is")
             report.left += 1
             continue
         try:
             write_latest(root, dataset, last)
         except PublishError as exc:
-            report.actions.append(f"{_safe(dataset)}/{LATEST_NAME}: {exc}")
+            report.actions.append(f"{safe(dataset)}/{LATEST_NAME}: {exc}")
             report.left += 1
             continue
-        report.actions.append(f"{_safe(dataset)}/{LATEST_NAME}: " + (
+        report.actions.append(f"{safe(dataset)}/{LATEST_NAME}: " + (
             f"now names release {last} (the dataset's latest published release)" if last else
             "removed (the dataset has no published release)"))
         if last is None:
@@ -148,7 +148,7 @@ def _recover_pending(root: Path, row: dict, published: set) -> str:
     if real_parent and _is_real_dir(final) and _holds_exactly(final, files):
         done = append_entry(root, status="published", files=files, reason=f"published (recovered: the publish was "
                             f"interrupted after its folder was renamed into place; completes entry {seq})", **common)
-        return (f"{_label(row)}: completed: its folder holds exactly the signed files; published (entry "
+        return (f"{row_label(row)}: completed: its folder holds exactly the signed files; published (entry "
                 f"{done.seq})")
     removed = ""
     if real_parent and os.path.lexists(final) and (dataset, release_id) not in published:
@@ -160,7 +160,7 @@ def _recover_pending(root: Path, row: dict, published: set) -> str:
     fault_point("recover-removed")
     done = append_entry(root, status="rolled_back", reason=f"rolled back (recovered: the publish was interrupted "
                         f"before its folder was in place; completes entry {seq}); nothing published", **common)
-    return f"{_label(row)}: rolled back: its folder was not in place{removed} (entry {done.seq})"
+    return f"{row_label(row)}: rolled back: its folder was not in place{removed} (entry {done.seq})"
 
 
 def _is_real_dir(path: Path) -> bool:

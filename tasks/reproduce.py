@@ -1,11 +1,10 @@
-"""Reproducing a release: the release flow's preparation as one plain call, and a published release re-run from its
-original input (``ppdp validate --release --original``).
+"""Reproducing a release: a published release re-run from its original input (``ppdp validate --release
+--original``).
 
-:func:`prepare_rows` is the flow's rare-value rule, hold-out and settling of the rows the method's shape publishes
-(``ppdp compare`` and the reproduction call it; the flow runs the same functions as separate tasks).
-:func:`reproduce` re-runs a published release from its manifest and original input, and :func:`recheck_release`
-re-checks every claim of a published release (:mod:`ppdp.tasks.privacy.recheck`), giving it the release's method
-and this reproduction: the privacy measures themselves know no method.
+:func:`reproduce` re-runs a published release from its manifest and original input through the release plan's steps
+it needs (:mod:`ppdp.tasks.plan`: the preparation of the rows, then the sanitizing with the recorded parameters and
+seed), and :func:`recheck_release` re-checks every claim of a published release (:mod:`ppdp.tasks.privacy.recheck`),
+giving it the release's method and this reproduction: the privacy measures themselves know no method.
 
 Imports neither Prefect nor Great Expectations.
 """
@@ -20,47 +19,32 @@ import pandas as pd
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.methods import GROUP_COLUMN, Unit
 from ppdp.schemas.release import Release
-from ppdp.schemas.reports import Roles
-from ppdp.schemas.spec import ReleaseSpec
+from ppdp.schemas.units import unit_of
+from ppdp.tasks import plan, series
+from ppdp.tasks import series as ledger
 from ppdp.tasks.core.errors import InputError, PpdpError
+from ppdp.tasks.core.io import read_header, read_table
+from ppdp.tasks.ingest import coerce_types
 from ppdp.tasks.privacy.recheck import ReleaseCheck, Reproduction, recheck_claims
-from ppdp.tasks.rare import merge_rare_categories
 from ppdp.tasks.sanitize.base import arrange
 from ppdp.tasks.sanitize.registry import REGISTRY, method_class
-from ppdp.tasks.shapes import Method, PreparedRows, rare_rule_skip, settle
-from ppdp.tasks.utility import split_holdout_keyed
 
 
-def prepare_rows(spec: ReleaseSpec, method: Method, protected: pd.DataFrame, roles: Roles,
-                 prints: np.ndarray | None = None) -> PreparedRows:
-    """The release flow's preparation after the identifiers (``protected``: the input as read, identifiers dropped
-    or pseudonymized): the rare-value rule, the hold-out (keyed by ``prints``, stable under
-    ``series.keep_groups``), and the rows ``method``'s shape publishes."""
-    prints = np.zeros(len(protected), dtype=np.int64) if prints is None else np.asarray(prints, dtype=np.int64)
-    merged, rare = merge_rare_categories(protected, roles, spec.rare_k, rare_rule_skip(method, roles))
-    # held out only when a classifier is trained (a class column declared, utility.classifier not none)
-    train, test, joined = split_holdout_keyed(merged, roles.class_column if spec.classifies else None,
-                                              spec.utility.test_fraction, spec.seed, prints, spec.series.keep_groups)
-    return settle(method, merged, train, test, roles, spec.rare_k, rare, prints, joined, protected)
-
-
-def recheck_release(folder: Path, original: Path | None = None, cluster: str | None = None) -> ReleaseCheck:
+def recheck_release(folder: Path, original: Path | None = None, cluster: str | None = None,
+                    population: Path | None = None) -> ReleaseCheck:
     """Re-check every claim of the release in ``folder`` (:func:`ppdp.tasks.privacy.recheck.recheck_claims`), with
     the method the manifest names (None when this ppdp does not know it) and :func:`reproduce`. ``cluster``: where a
     distributed release's row files are counted (a Dask scheduler's address, or ``local``; None: in this
-    process)."""
+    process); ``population``: where the population table the policy names is now (None: the spec's path)."""
     return recheck_claims(Path(folder), None if original is None else Path(original), method_of=REGISTRY.get,
-                          reproduce=reproduce, cluster=cluster)
+                          reproduce=reproduce, cluster=cluster, population=population)
 
 
 def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Reproduction:
     """Re-run the release from the original input as the flow ran it (read and type, drop identifiers, merge rare
     values, hold out, settle the rows the method's shape publishes, sanitize with the recorded parameters and seed)
     and compare it with the ``published`` table."""
-    from ppdp.tasks import series as ledger
-    from ppdp.tasks.ingest import coerce_types, read_header, read_table
-
-    if manifest.unit == "differential_privacy":  # recheck_claims never asks: its claims hold by construction
+    if not unit_of(manifest.unit).reproducible:  # recheck_claims never asks: its claims hold by construction
         raise InputError(f"release {manifest.release_id} is differentially private: it is never re-run from its "
                          "original (another run of its mechanism would spend privacy budget on the same rows, which "
                          "no ledger counts); its claims are re-checked from the manifest")
@@ -81,7 +65,7 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
     keep = spec.series.keep_groups  # memberships kept from the publisher's ledger: reproduced only where it is
     identity = _publisher_identity(frame, roles, manifest) if keep else None
     prints = identity.prints if identity is not None else np.zeros(len(protected), dtype=np.int64)
-    prepared = prepare_rows(spec, cls, protected, roles, prints)
+    prepared = plan.prepare_rows(spec, cls, protected, roles, prints)
     params = {k: v for k, v in manifest.method.params.items() if k in cls.param_names()}
     previous = None
     if identity is not None:
@@ -89,8 +73,8 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
                                        identity, prepared.source_prints, before=manifest.release_id)
         previous = ledger.kept_input(spec.publish.root, found, manifest.method.name)
     key = ledger.existing_series_key()  # the publisher's machine: the published order itself, ties included
-    release = cls(**params).sanitize(prepared.source, roles, previous=previous,
-                                     order_key=None if key is None else ledger.order_key(key, spec.dataset))
+    order_key = None if key is None else ledger.order_key(key, spec.dataset)
+    release, _ = plan.sanitize(cls(**params), prepared, roles, order_key, previous)
     compare = [c for c in published.columns if c in release.frame.columns and c != GROUP_COLUMN]
     same_shape = len(release.frame) == len(published) and len(compare) == len(
         [c for c in published.columns if c not in drop and c != GROUP_COLUMN])
@@ -107,8 +91,6 @@ def reproduce(manifest: Manifest, original: Path, published: pd.DataFrame) -> Re
 def _publisher_identity(frame: pd.DataFrame, roles, manifest: Manifest):
     """``series.keep_groups``: the records' fingerprints in the publisher's ledger (the hold-out and the kept
     memberships depend on them), read on the publisher's machine; :class:`InputError` elsewhere."""
-    from ppdp.tasks import series
-
     spec = manifest.spec
     try:
         path = series.ledger_path(spec.publish.root)

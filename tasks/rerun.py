@@ -36,8 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks import audit, digests
 from ppdp.tasks.core.errors import PpdpError
 from ppdp.tasks.layout import release_folder
+from ppdp.tasks.private_record import read_record
+from ppdp.tasks.publish import collect_versions, load_manifest
 
 
 @dataclass(frozen=True)
@@ -64,9 +67,6 @@ def check_rerun(spec: ReleaseSpec, spec_sha256: str, input_sha256: str | None) -
     installed code) repeats the latest release of ``spec.dataset`` under its publish root (see the module
     docstring). Never raises: what cannot be read or compared counts as a change (the run goes on and publishes,
     or refuses as it would have)."""
-    from ppdp.tasks import audit
-    from ppdp.tasks.publish import collect_versions, load_manifest
-
     root, dataset = Path(spec.publish.root), spec.dataset
     try:
         if not audit.db_path(root).is_file():
@@ -98,9 +98,6 @@ def check_rerun(spec: ReleaseSpec, spec_sha256: str, input_sha256: str | None) -
 def _same_input(entry, input_sha256: str | None) -> bool | str:
     """True when the input is the one ``entry``'s release was made from, False when it differs, else why it cannot
     be told (one line)."""
-    from ppdp.tasks import digests
-    from ppdp.tasks.private_record import read_record
-
     if not input_sha256:
         return "the input's hash is not known"
     record = read_record(entry.trail_id, entry.release_id)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, cast
 from ppdp.schemas.spec import IdentifierPolicy
 
 if TYPE_CHECKING:  # Prefect is imported only when a Secret block is named
-    from prefect.blocks.system import Secret
+    from prefect.blocks.system import Secret  # heavy: Prefect, only for a key kept in a Prefect Secret block
 
 
 def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
@@ -18,7 +18,7 @@ def pseudonym_key(policy: IdentifierPolicy) -> bytes | None:
         return None
     if policy.key_secret_block:
         try:
-            from prefect.blocks.system import Secret
+            from prefect.blocks.system import Secret  # heavy: Prefect, only for a key kept in a Prefect Secret block
 
             # Prefect types load() as "the block or a coroutine" (sync_compatible); called synchronously it is the block
             value = cast("Secret", Secret.load(policy.key_secret_block)).get()

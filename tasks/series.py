@@ -60,7 +60,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
 import shutil
 import sqlite3
 from collections.abc import Sequence
@@ -68,7 +67,6 @@ from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -77,8 +75,13 @@ import pyarrow.parquet as pq
 
 from ppdp.schemas.reports import Roles
 from ppdp.schemas.series import SeriesEntry, SeriesSpec
-from ppdp.tasks import keys
+from ppdp.schemas.units import find_unit, unit_of
+from ppdp.tasks import audit, keys
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
+from ppdp.tasks.fingerprints import Basis, fingerprints, record_basis
+from ppdp.tasks.fingerprints import basis_of as basis_of  # re-exported: the series' fingerprints
+from ppdp.tasks.fingerprints import column_hashes as column_hashes
+from ppdp.tasks.fingerprints import record_hashes as record_hashes
 from ppdp.tasks.keys import (  # noqa: F401  (the series key lives beside the audit key; re-exported here)
     ENV_SERIES_KEY,
     KEY_NAME,
@@ -87,6 +90,9 @@ from ppdp.tasks.keys import (  # noqa: F401  (the series key lives beside the au
     series_key,
 )
 from ppdp.tasks.keys import series_key_id as key_id
+from ppdp.tasks.layout import release_folder
+from ppdp.tasks.ledger_keys import LedgerKey, first_data_key, unwrap_data_key, wrap_data_key
+from ppdp.tasks.sanitize.keeping import Kept
 
 LEDGER_DIR = "ledger"
 LEDGER_DB = "ledger.sqlite"
@@ -119,8 +125,6 @@ def order_key(key: bytes, dataset: str) -> bytes:
 # -- where the ledger lives, and its own key ---------------------------------------------------------------------
 def ledger_folder(root: Path) -> Path | None:
     """The root's ledger folder (None while the root has no audit trail: no release was ever made there)."""
-    from ppdp.tasks import audit
-
     trail = audit.trail_id(Path(root))
     if trail is None:
         return None
@@ -139,8 +143,6 @@ def ledger_path(root: Path) -> Path | None:
 
 def _legacy_path(root: Path) -> Path | None:
     """Where ppdp kept a root's ledger before fingerprints followed records whatever the file looks like."""
-    from ppdp.tasks import audit
-
     trail = audit.trail_id(Path(root))
     return None if trail is None else keys.config_dir() / LEDGER_DIR / f"{trail}.sqlite"
 
@@ -153,53 +155,8 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _kek(key: bytes) -> bytes:
-    """The key that wraps the ledger's own key (derived from the series key)."""
-    return hmac.new(key, b"ppdp series ledger key wrap", hashlib.sha256).digest()
-
-
-def _wrap(data_key: bytes, key: bytes, trail: str) -> str:
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    nonce = secrets.token_bytes(12)
-    return (nonce + AESGCM(_kek(key)).encrypt(nonce, data_key, b"ppdp ledger\0" + trail.encode())).hex()
-
-
-def _unwrap(blob: str, key: bytes, trail: str) -> bytes | None:
-    from cryptography.exceptions import InvalidTag
-    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
-    raw = bytes.fromhex(blob)
-    try:
-        return AESGCM(_kek(key)).decrypt(raw[:12], raw[12:], b"ppdp ledger\0" + trail.encode())
-    except (InvalidTag, ValueError):
-        return None
-
-
-@dataclass(frozen=True)
-class LedgerKey:
-    """The ledger's own fingerprint key as this machine's series key unwraps it. ``stored``: False before the
-    root's first release (the key is new, and is written with that release)."""
-
-    data_key: bytes = field(repr=False)
-    stored: bool
-
-    @property
-    def hash_key(self) -> str:
-        """The 16 printable characters pandas' SipHash takes as its key."""
-        sub = hmac.new(self.data_key, b"ppdp record fingerprint", hashlib.sha256).digest()
-        return "".join(chr(33 + b % 94) for b in sub[:16])
-
-
 def _meta(conn: sqlite3.Connection) -> dict[str, str]:
     return {str(n): str(v) for n, v in conn.execute("SELECT name, value FROM meta").fetchall()}
-
-
-def _first_key(key: bytes) -> bytes:
-    """The key a new ledger starts with, derived from the series key: the same records get the same fingerprints
-    under every root of one publisher (the keyed hold-out of ``keep_groups``, and so the release, is reproducible);
-    after a rotation a ledger keeps the key it started with (stored wrapped)."""
-    return hmac.new(key, b"ppdp series ledger key", hashlib.sha256).digest()
 
 
 def ledger_key(root: Path, key: bytes | None = None) -> LedgerKey:
@@ -214,13 +171,13 @@ def ledger_key(root: Path, key: bytes | None = None) -> LedgerKey:
             raise SeriesError(f"series: the ledger {legacy} was written by an earlier ppdp, whose fingerprints depend "
                               "on the dataset's name and column order: this ppdp cannot follow its records, so no "
                               "later release under this root can be judged with the earlier ones; nothing published")
-        return LedgerKey(_first_key(key), stored=False)
+        return LedgerKey(first_data_key(key), stored=False)
     with closing(_connect(path)) as conn:
         meta = _meta(conn)
     if meta.get("format") != FORMAT or "wrapped" not in meta:
         raise SeriesError(f"series: the ledger {path} is not a ledger this ppdp can read (format "
                           f"{meta.get('format', 'unknown')}); nothing published")
-    data = _unwrap(meta["wrapped"], key, meta.get("trail", ""))
+    data = unwrap_data_key(meta["wrapped"], key, meta.get("trail", ""))
     if data is None:
         raise SeriesError(f"series: the ledger {path} is bound to the series key {meta.get('key_id', '?')}, and this "
                           f"machine's series key is {key_id(key)}: set ${ENV_SERIES_KEY} (or "
@@ -243,11 +200,11 @@ def rekey(root: Path, old: bytes, new: bytes | None = None) -> tuple[str, str]:
         try:
             meta = _meta(conn)
             trail = meta.get("trail", "")
-            data = _unwrap(meta.get("wrapped", ""), old, trail) if meta.get("format") == FORMAT else None
+            data = unwrap_data_key(meta.get("wrapped", ""), old, trail) if meta.get("format") == FORMAT else None
             if data is None:
                 raise PublishError(f"the old key (id {key_id(old)}) does not open the ledger {path} (bound to "
                                    f"{meta.get('key_id', '?')}): give the key the ledger was written with")
-            conn.execute("UPDATE meta SET value = ? WHERE name = 'wrapped'", (_wrap(data, new, trail),))
+            conn.execute("UPDATE meta SET value = ? WHERE name = 'wrapped'", (wrap_data_key(data, new, trail),))
             conn.execute("UPDATE meta SET value = ? WHERE name = 'key_id'", (key_id(new),))
             conn.execute("COMMIT")
         except BaseException:
@@ -255,108 +212,6 @@ def rekey(root: Path, old: bytes, new: bytes | None = None) -> tuple[str, str]:
                 conn.execute("ROLLBACK")
             raise
     return key_id(old), key_id(new)
-
-
-# -- fingerprints -------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Basis:
-    """The columns a release's fingerprints are taken over (sorted by name) and why: ``identifiers`` (the declared
-    identifiers) or ``record`` (every published, non-constant input column)."""
-
-    columns: tuple[str, ...]
-    kind: Literal["identifiers", "record"]
-
-    @property
-    def key(self) -> str:
-        return json.dumps([self.kind, list(self.columns)], separators=(",", ":"))
-
-    @classmethod
-    def of(cls, columns_json: str, kind: str) -> Basis:
-        return cls(tuple(json.loads(columns_json)), "identifiers" if kind == "identifiers" else "record")
-
-    @property
-    def text(self) -> str:
-        if self.kind == "identifiers":
-            return f"declared identifiers ({', '.join(self.columns)})"
-        return (f"the input record: {len(self.columns)} columns in any order (constant and unpublished columns "
-                "left out)")
-
-
-def basis_of(roles: Roles, columns: Sequence[str], constant: set[str]) -> Basis:
-    """A release's own basis: the declared identifiers; else every input column that is published (not dropped
-    before sanitizing) and not in ``constant`` (holding one value), every published column when all are."""
-    ids = sorted(str(c) for c in roles.identifiers if c in columns)
-    if ids:
-        return Basis(tuple(ids), "identifiers")
-    dropped = set(roles.dropped)
-    kept = [str(c) for c in columns if c not in dropped]
-    varying = [c for c in kept if c not in constant]
-    return Basis(tuple(sorted(varying or kept or [str(c) for c in columns])), "record")
-
-
-def record_basis(roles: Roles, frame: pd.DataFrame) -> Basis:
-    """:func:`basis_of` an input table."""
-    constant = {str(c) for c in frame.columns if frame[c].nunique(dropna=False) <= 1}
-    return basis_of(roles, [str(c) for c in frame.columns], constant)
-
-
-_MISSING = np.uint64(0x9E3779B97F4A7C15)  # the hash of a missing value
-_PRIME = np.uint64(0x100000001B3)
-
-
-def _number_hashes(values: np.ndarray) -> np.ndarray:
-    """Numbers (float64) hashed in one form: an integral number as the integer (``3`` and ``3.0`` agree), others as
-    their float, NaN as the missing value."""
-    integral = np.isfinite(values) & (np.abs(values) < 2.0**53)
-    integral[integral] = values[integral] == np.round(values[integral])
-    out = pd.util.hash_array(values)
-    out[integral] = pd.util.hash_array(values[integral].astype(np.int64))
-    out[np.isnan(values)] = _MISSING
-    return out
-
-
-def column_hashes(series: pd.Series) -> np.ndarray:
-    """A 64-bit hash of each cell in one form whatever the column's type: a number is the same whether the column
-    holds integers, floats or numbers written as text (``3``, ``3.0`` and ``"3"`` agree), booleans by their text,
-    missing values alike (unkeyed: :func:`fingerprints` keys the record's hash). Text is hashed per distinct value."""
-    series = series.reset_index(drop=True)
-    if pd.api.types.is_integer_dtype(series) and not series.isna().any():
-        return pd.util.hash_array(series.to_numpy(dtype=np.int64))  # exact, beyond 2**53 too
-    if pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series):
-        return _number_hashes(series.to_numpy(dtype=np.float64, na_value=np.nan))
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    text = pd.Series(np.asarray(uniques, dtype=object)).astype("string")
-    hashed = pd.util.hash_array(text.to_numpy(dtype=object)) if len(text) else np.zeros(0, dtype=np.uint64)
-    if not pd.api.types.is_bool_dtype(series) and len(text):
-        numbers = pd.to_numeric(text, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
-        parsed = ~np.isnan(numbers)
-        if parsed.any():  # numbers written as text
-            hashed[parsed] = _number_hashes(numbers[parsed])
-    return np.append(hashed, _MISSING)[codes]  # code -1 (missing) takes the last
-
-
-def record_hashes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
-    """An unkeyed 64-bit hash of each row over ``columns`` taken in name order (whatever the frame's order)."""
-    out = np.zeros(len(frame), dtype=np.uint64)
-    for name in sorted(columns):
-        out = (out * _PRIME) ^ column_hashes(frame[name])
-    return out
-
-
-def fingerprints(frame: pd.DataFrame, columns: Sequence[str], hash_key: str) -> np.ndarray:
-    """A keyed 64-bit fingerprint of every row of ``frame`` over ``columns`` (:func:`record_hashes`, then SipHash
-    under ``hash_key``), aligned with the rows. Identical records get different fingerprints by their occurrence
-    number (the first keeps the plain one, so appending rows keeps the earlier rows' fingerprints)."""
-    if not len(frame):
-        return np.zeros(0, dtype=np.int64)
-    base = record_hashes(frame, columns)
-    occurrence = pd.Series(base).groupby(base).cumcount().to_numpy()
-    repeated = occurrence > 0
-    if repeated.any():
-        base = base.copy()
-        base[repeated] = (base[repeated] * _PRIME) ^ pd.util.hash_array(occurrence[repeated].astype(np.int64))
-    keyed = pd.util.hash_pandas_object(pd.Series(base.view("S8")), index=False, hash_key=hash_key)
-    return keyed.to_numpy().view(np.int64)
 
 
 @dataclass(frozen=True)
@@ -483,8 +338,6 @@ def ledger_bases(root: Path) -> list[Basis]:
 
 def _audit_states(root: Path) -> dict[str, tuple[str, str]]:
     """release id -> (dataset, published / pending / rolled_back) from the root's audit trail (every dataset)."""
-    from ppdp.tasks import audit
-
     states: dict[str, tuple[str, str]] = {}
     if not audit.db_path(Path(root)).exists():
         return states
@@ -509,7 +362,7 @@ def dataset_releases(root: Path, dataset: str | None = None) -> list[tuple[Ledge
             if dataset is None or r.dataset == dataset]
 
 
-def _counted(root: Path, exclude: str | None, before: str | None) -> list[LedgerRelease]:
+def counted_releases(root: Path, exclude: str | None, before: str | None) -> list[LedgerRelease]:
     """Published and interrupted releases of the ledger (fail closed), after checking that every such release of
     the audit trail is in the ledger."""
     states = _audit_states(root)
@@ -548,7 +401,7 @@ def sharing_releases(root: Path, dataset: str, identity: Identity | None, prints
     earlier release of ``dataset`` fingerprinted its records on columns this input lacks (the series cannot be
     judged)."""
     if counted is None:
-        counted = _counted(root, exclude, before)
+        counted = counted_releases(root, exclude, before)
     if prints is None:
         prints = identity.prints if identity is not None else np.zeros(0, dtype=np.int64)
     own = np.unique(np.asarray(prints, dtype=np.int64))
@@ -581,7 +434,7 @@ class Sharing:
 
 def read_sharing(root: Path, dataset: str, identity: Identity | None, prints: np.ndarray) -> Sharing:
     """:class:`Sharing` for a release of ``dataset`` about the records whose fingerprints are ``prints``."""
-    counted = _counted(root, None, None)
+    counted = counted_releases(root, None, None)
     return Sharing(tuple(r.release_id for r in counted),
                    sharing_releases(root, dataset, identity, prints, counted=counted))
 
@@ -708,15 +561,13 @@ def record_release(root: Path, release: LedgerRelease, table: pd.DataFrame | Non
     releases the ledger counted when the release was judged; if it now counts another, or was created meanwhile
     under another key, another run published meanwhile and the release is refused (:class:`SeriesError`, nothing
     counted)."""
-    from ppdp.tasks import audit
-
     folder = ledger_folder(root)
     if folder is None:
         raise PublishError(f"series ledger: the publish root {root} has no audit trail yet")
     path = folder / LEDGER_DB
     if path.exists() and ledger_key(root).data_key != key.data_key:  # bound to another key meanwhile
         raise SeriesError(f"series: the ledger {path} changed keys while this release was being made: run again")
-    late = sorted({r.release_id for r in _counted(root, release.release_id, None)} - set(seen))
+    late = sorted({r.release_id for r in counted_releases(root, release.release_id, None)} - set(seen))
     if late:
         raise SeriesError(f"series: release {late[0]} was published under {root} while this one was being made: run "
                           "again so that it is judged with it")
@@ -738,7 +589,7 @@ def record_release(root: Path, release: LedgerRelease, table: pd.DataFrame | Non
                 trail = folder.name  # the ledger folder is named by the audit trail's id
                 k = series_key(root)
                 conn.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("format", FORMAT), ("trail", trail), ("wrapped", _wrap(key.data_key, k, trail)),
+                    ("format", FORMAT), ("trail", trail), ("wrapped", wrap_data_key(key.data_key, k, trail)),
                     ("key_id", key_id(k)), ("created_at", datetime.now(UTC).isoformat())])
             conn.execute("DELETE FROM releases WHERE release_id = ?", (release.release_id,))
             conn.execute(f"INSERT INTO releases ({_COLUMNS}, members) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", (
@@ -780,12 +631,12 @@ def window_text(series: SeriesSpec) -> str:
     if series.last is not None:
         parts.append(f"the latest {series.last}")
     if series.within is not None:
-        parts.append(f"those within {_duration(series.within)}")
+        parts.append(f"those within {duration_text(series.within)}")
     return "every earlier release sharing records with it" if not parts else \
         f"{' and '.join(parts)} earlier release(s) sharing records with it"
 
 
-def _duration(value: timedelta) -> str:
+def duration_text(value: timedelta) -> str:
     days, seconds = value.days, value.seconds
     return f"P{days}D" if not seconds else f"P{days}DT{seconds}S"
 
@@ -827,7 +678,7 @@ def model_record(root: Path, release_id: str, dataset: str, created_at: datetime
     writes to the ledger: the release, without members, so that the ledger holds every release of the audit
     trail."""
     key = ledger_key(root)
-    seen = tuple(r.release_id for r in _counted(root, None, None))
+    seen = tuple(r.release_id for r in counted_releases(root, None, None))
     release = LedgerRelease(release_id=release_id, dataset=dataset, created_at=created_at, method=method,
                             unit="model", records=int(rows), k=None, epsilon=None, delta=None,
                             basis=Basis((), "record"))
@@ -844,7 +695,8 @@ def previous_groups(root: Path, dataset: str, series: SeriesSpec, now: datetime,
     seen = np.zeros(prints.size, dtype=bool)
     latest = None
     for e in earlier:
-        if e.release.unit not in ("equivalence_class", "generating_group") or not e.common:
+        unit = find_unit(e.release.unit)  # a ledger's name: one that is no unit counts no class
+        if unit is None or not unit.counts_classes or not e.common:
             continue
         m = e.members[(e.members["part"] == PART_WHOLE) & (e.members["grp"] >= 0)]
         if not len(m):
@@ -865,8 +717,6 @@ def previous_groups(root: Path, dataset: str, series: SeriesSpec, now: datetime,
 def previous_table(root: Path, previous: Previous) -> pd.DataFrame | None:
     """The published table of ``previous``'s release (its ``data.parquet``; None when there is none or it is not
     one table): the rows a kept group publishes again."""
-    from ppdp.tasks.layout import release_folder
-
     if previous.release_id is None or previous.dataset is None:
         return None
     path = release_folder(root, previous.dataset, previous.release_id) / "data.parquet"
@@ -878,8 +728,6 @@ def kept_input(root: Path, previous: Previous, method: str):
     (:class:`ppdp.tasks.sanitize.keeping.Kept`: memberships, old rows, ``seen`` and the published table). Raises
     :class:`SeriesError` (one line) when the previous release was made by another method, or its published table
     cannot be read while records kept a group: its groups cannot be kept frozen."""
-    from ppdp.tasks.sanitize.keeping import Kept
-
     table = None
     if previous.release_id is not None:
         made_by = next((r.method for r in _all_releases(root) if r.release_id == previous.release_id), method)
@@ -901,7 +749,7 @@ def record_of(spec, release_id: str, created_at: datetime, method, rows: int, k:
     """What the publish step writes to the ledger for a release about to be published (``report``: its
     :class:`ppdp.schemas.series.SeriesReport`; ``members_table``: where its records went, or ``staged``: member
     files written by the release's tasks; ``seen``: the releases the ledger counted when it was judged)."""
-    dp = method.unit == "differential_privacy" and report.budget is not None
+    dp = unit_of(method.unit).spends_budget and report.budget is not None
     release = LedgerRelease(release_id=release_id, dataset=spec.dataset, created_at=created_at, method=method.name,
                             unit=method.unit, records=int(rows), k=k, basis=identity.basis,
                             epsilon=report.budget.epsilon if dp else None, delta=report.budget.delta if dp else None,

@@ -24,8 +24,10 @@ The shapes:
   quasi-identifiers (DMPD, :class:`~ppdp.schemas.release.PartsRelease`); utility is paper 001's per-part classifier.
 
 The flow and the tuner call these methods and never branch on a method or a shape (``tests/test_layering.py``
-states the rule). Plain functions: nothing here imports Prefect; the heavier modules (scikit-learn through the
-utility step, matplotlib through the plots) are imported when used.
+states the rule). What a release's privacy is measured over is the shapes' counterpart, its privacy unit
+(:mod:`ppdp.schemas.units`): an object too, never a name compared (``tests/test_rule_units.py``). Plain
+functions: nothing here imports Prefect; the heavier modules (scikit-learn through the utility step, matplotlib
+through the plots) are imported when used.
 """
 
 from __future__ import annotations
@@ -40,7 +42,28 @@ import pandas as pd
 
 from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.release import PartsRelease, Release
-from ppdp.schemas.reports import PrivacyReport, RareCategoryReport, Roles, UtilityReport
+from ppdp.schemas.reports import PrivacyReport, RareCategoryReport, Roles
+from ppdp.schemas.units import unit_of
+from ppdp.schemas.utility import UtilityReport
+from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.marginals import marginal_distances, similarity
+from ppdp.tasks.plots import pareto_plot_png
+from ppdp.tasks.privacy.judge import judge_release
+from ppdp.tasks.privacy.measure import interval_privacy, measure_release
+from ppdp.tasks.privacy.parts import measure_release_parts
+from ppdp.tasks.privacy.validate import load_hierarchies, read_table_file
+from ppdp.tasks.rare import merge_rare_on_published
+from ppdp.tasks.utility import (
+    accuracy,
+    decode_generalized,
+    evaluate_parts_utility,
+    evaluate_utility,
+    feature_encoder,
+    join_rows,
+    parts_accuracy,
+    release_information_loss,
+    split_release,
+)
 
 if TYPE_CHECKING:
     from ppdp.schemas.methods import Protection
@@ -142,9 +165,6 @@ class ReleaseShape(ABC):
         """The rows after the hold-out (``prints``: the fingerprints aligned with ``protected``; ``joined_prints``:
         aligned with the training rows then the held-out rows). Default: only the training rows are published, so
         the rare-value rule counts again on them."""
-        from ppdp.tasks.rare import merge_rare_on_published
-        from ppdp.tasks.utility import join_rows
-
         train, test, rare = merge_rare_on_published(train, test, roles, k, rare, self.rare_rule_skip(roles))
         return PreparedRows(source=train, train=train, test=test, everything=join_rows(train, test).reset_index(
             drop=True), prints=joined_prints, rare=rare)
@@ -196,8 +216,6 @@ class ReleaseShape(ABC):
 
 def _policy_tables(spec: ReleaseSpec) -> tuple[pd.DataFrame | None, dict[str, pd.DataFrame]]:
     """The tables the privacy policy names: its population (None without one) and its hierarchies by column."""
-    from ppdp.tasks.privacy.validate import load_hierarchies, read_table_file
-
     policy = spec.privacy
     return (read_table_file(policy.population) if policy.population else None,
             load_hierarchies(policy.hierarchies))
@@ -205,8 +223,6 @@ def _policy_tables(spec: ReleaseSpec) -> tuple[pd.DataFrame | None, dict[str, pd
 
 def _judge_single(method: Judged, source: pd.DataFrame, release: Release, roles: Roles, spec: ReleaseSpec,
                   everything: pd.DataFrame) -> PrivacyReport:
-    from ppdp.tasks.privacy.judge import judge_release
-
     population, hierarchies = _policy_tables(spec)
     return judge_release(source, release, roles, spec.privacy, protects=method.protects,
                          protected=method.protected_columns(roles), seed=spec.seed, everything=everything,
@@ -218,14 +234,11 @@ def _tuning_privacy(method: Judged, source: pd.DataFrame, release: Release, role
                     ) -> tuple[float | None, bool | None]:
     """A single table's privacy figure (generating_group: paper 000's interval privacy; equivalence_class: the
     smallest class; otherwise the DCR quantile) and, when asked, whether the policy and the floor hold."""
-    from ppdp.tasks.core.groups import equivalence_class_ids
-    from ppdp.tasks.privacy.judge import judge_release
-    from ppdp.tasks.privacy.measure import interval_privacy, measure_release
-
     figure: float | None
-    if release.unit == "generating_group":
+    unit = unit_of(release.unit)
+    if unit.group_column:
         figure = interval_privacy(source, release, roles, seed=seed)
-    elif release.unit == "equivalence_class":
+    elif unit.shares_quasi_identifiers:
         qis = [q for q in roles.quasi_identifiers if q in release.frame.columns]
         ids = equivalence_class_ids(release.frame, qis)
         figure = float(np.bincount(ids).min()) if ids.size else None
@@ -247,8 +260,6 @@ NO_CLASSIFIER = "none"
 
 def _label_free_score(rows: pd.DataFrame, release: Release, roles: Roles) -> tuple[float, dict[str, float]]:
     """A tuning evaluation's utility without a classifier: (marginal similarity, no per-class recall)."""
-    from ppdp.tasks.marginals import marginal_distances, similarity
-
     return similarity(marginal_distances(rows, release.frame, roles)), {}
 
 
@@ -258,9 +269,6 @@ def _label_free_utility(spec: ReleaseSpec, release: Release, roles: Roles, prepa
     added, or, without a classifier (``report`` None), a report of those measures and of the information loss
     against the rows the method was given (``generalized``: a recoding, see
     :func:`~ppdp.tasks.utility.release_information_loss`); no utility gate applies."""
-    from ppdp.tasks.marginals import marginal_distances
-    from ppdp.tasks.utility import release_information_loss
-
     marginals = marginal_distances(prepared.baseline, release.frame, roles)
     if report is not None:
         return report.model_copy(update={"marginals": marginals})
@@ -275,8 +283,6 @@ class _Rows(ReleaseShape):
 
     def score(self, method, release, train, test, roles, classifier, policy, check_policy, seed, encoder,
               standardize):
-        from ppdp.tasks.utility import accuracy, join_rows
-
         everything = join_rows(train, test) if check_policy else None
         figure, meets = _tuning_privacy(method, train, release, roles, policy, check_policy, seed, everything)
         if classifier == NO_CLASSIFIER:
@@ -289,8 +295,6 @@ class _Rows(ReleaseShape):
         return _judge_single(method, source, release, roles, spec, everything)
 
     def measure_utility(self, spec, release, roles, prepared):
-        from ppdp.tasks.utility import evaluate_utility
-
         report = evaluate_utility(prepared.train, release.frame, prepared.test, roles, spec.utility, spec.seed) \
             if spec.classifies else None
         return _label_free_utility(spec, release, roles, prepared, report, generalized=False)
@@ -310,14 +314,10 @@ class _EveryRow(ReleaseShape):
                             rare=rare)
 
     def tuning_rows(self, train, test):
-        from ppdp.tasks.utility import join_rows
-
         return join_rows(train, test)
 
     def score(self, method, release, train, test, roles, classifier, policy, check_policy, seed, encoder,
               standardize):
-        from ppdp.tasks.utility import accuracy, decode_generalized, feature_encoder
-
         source = self.tuning_rows(train, test)
         figure, meets = _tuning_privacy(method, source, release, roles, policy, check_policy, seed, source)
         if classifier == NO_CLASSIFIER:
@@ -334,8 +334,6 @@ class _EveryRow(ReleaseShape):
         return _judge_single(method, source, release, roles, spec, everything)
 
     def measure_utility(self, spec, release, roles, prepared):
-        from ppdp.tasks.utility import evaluate_utility, split_release
-
         report = None
         if spec.classifies:
             assert roles.class_column is not None
@@ -358,9 +356,6 @@ class _Parts(ReleaseShape):
 
     def score(self, method, release, train, test, roles, classifier, policy, check_policy, seed, encoder,
               standardize):
-        from ppdp.tasks.privacy.parts import measure_release_parts
-        from ppdp.tasks.utility import parts_accuracy
-
         release = _parts(release)
         # one report over every part gives the figure (the smallest class of any part) and the gates
         report = measure_release_parts(release, roles, policy, protected=method.protected_columns(roles))[0]
@@ -372,8 +367,6 @@ class _Parts(ReleaseShape):
         return Score(figure, meets_policy(report) if check_policy else None, acc, per_class)
 
     def measure_privacy(self, method, source, release, roles, spec, everything):
-        from ppdp.tasks.privacy.parts import measure_release_parts
-
         population, hierarchies = _policy_tables(spec)
         # every part over its own quasi-identifiers, the worst part claimed; each part's report kept for its entry
         combined, each = measure_release_parts(_parts(release), roles, spec.privacy, hierarchies or None, population,
@@ -381,16 +374,12 @@ class _Parts(ReleaseShape):
         return combined.model_copy(update={"part_reports": list(each)})
 
     def measure_utility(self, spec, release, roles, prepared):
-        from ppdp.tasks.utility import evaluate_parts_utility
-
         return evaluate_parts_utility(prepared.train, _parts(release), prepared.test, roles, spec.utility, spec.seed)
 
     def tables(self, release):
         return {p.name: p.frame for p in _parts(release).parts}
 
     def extra_files(self, release, privacy):
-        from ppdp.tasks.plots import pareto_plot_png
-
         png = pareto_plot_png(_parts(release).partition, privacy.k)
         return {"pareto.png": png} if png else {}
 

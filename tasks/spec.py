@@ -28,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from ppdp.schemas.spec import ReleaseSpec, Role
 from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.core.io import read_header
 from ppdp.tasks.core.labels import (  # noqa: F401  (re-exported for callers)
     SEPARATORS,
     column_label,
@@ -36,6 +37,10 @@ from ppdp.tasks.core.labels import (  # noqa: F401  (re-exported for callers)
     key_text,
     looks_like_data,
 )
+from ppdp.tasks.privacy.partitioned import common_schema, partition_files
+from ppdp.tasks.publish import ensure_root
+from ppdp.tasks.sanitize.registry import build_sanitizer, method_class
+from ppdp.tasks.tag import quasi_identifier_candidates  # the same name rules the tag step applies
 
 MAX_SPEC_BYTES = 256 * 1024
 """A release spec is a few kilobytes; a larger file is refused before it is parsed."""
@@ -435,8 +440,6 @@ def separator_hint(header: list[str], sep: str) -> str:
 
 def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
     """Rules that need the input's column names: declared columns exist, a quasi-identifier and a class exist."""
-    from ppdp.tasks.tag import quasi_identifier_candidates  # the same name rules the tag step applies
-
     where = spec.source.path.name
     present = set(header)
     for position, name in enumerate(spec.columns, start=1):
@@ -466,16 +469,12 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
         if path is not None and not Path(path).is_file():
             raise SpecError(f"spec method.hierarchies.{key_path([name])}: hierarchy file {path} does not exist")
     if spec.declared_class() is None:  # utility needs no label (spec.classifies is False): the method may need one
-        from ppdp.tasks.sanitize.registry import build_sanitizer
-
         if build_sanitizer(spec.method).needs_class:
             variant = getattr(spec.method, "variant", None)
             which = f"{spec.method.name} (variant {variant})" if variant else spec.method.name
             raise SpecError(f"spec method.name: method {which} needs a class column and none is declared "
                             "(role: class)")
     if not spec.classifies:
-        from ppdp.tasks.sanitize.registry import method_class
-
         if method_class(spec.method.name).shape == "parts":
             raise SpecError(f"spec utility.classifier: method {spec.method.name} publishes feature parts, whose "
                             "utility is a classifier's: declare a class column (role: class) and name a classifier")
@@ -487,12 +486,7 @@ def check_spec_against_header(spec: ReleaseSpec, header: list[str]) -> None:
 def preflight(spec: ReleaseSpec, check_root: bool = True) -> list[str]:
     """Checks that need only the input's header and the file system, before any data is read: the header,
     the spec against it, a writable publish root (unless ``check_root`` is False). Returns the header."""
-    from ppdp.tasks.ingest import read_header
-    from ppdp.tasks.publish import ensure_root
-
     if spec.source.partitioned:  # a folder of Parquet files: every file's schema checked, the first's names
-        from ppdp.tasks.privacy.partitioned import common_schema, partition_files
-
         header = [str(n).strip() for n in common_schema(partition_files(spec.source.path)).names]
     else:
         header = read_header(spec.source)

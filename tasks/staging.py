@@ -18,6 +18,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from ppdp.tasks import interrupt
 from ppdp.tasks.core.errors import PublishError
 
 STAGING_PREFIX = ".staging-"
@@ -45,8 +46,6 @@ def _pause(flag: str) -> None:
     """TEST HOOK of ``$PPDP_PAUSE_AT=<point>:<file>`` (``tests/test_interrupt.py``): at that point, create ``file``
     and wait until it is removed, a stop is requested (:mod:`ppdp.tasks.interrupt`) or 120 s have passed. It only
     delays a run, so that a test can signal it at a known instant."""
-    from ppdp.tasks import interrupt
-
     if not flag:
         return
     Path(flag).write_text(f"{os.getpid()}\n", encoding="utf-8")

@@ -50,6 +50,7 @@ from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.core.groups import unique_share
+from ppdp.tasks.utility import check_regression_targets
 
 if TYPE_CHECKING:
     from ppdp.schemas.spec import ColumnSpec, IdentifierPolicy, ReleaseSpec, TaggingSpec
@@ -328,8 +329,6 @@ def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
     """Give every column of ``frame`` a role, a kind, a treatment and the reason for them, as the spec declares
     and tags them (:func:`tag_frame`); a ``utility.regression`` column that is not a numeric attribute is a
     :class:`SpecError` naming it."""
-    from ppdp.tasks.utility import check_regression_targets
-
     roles = tag_frame(frame, spec.declared(), spec.tagging, spec.identifiers.action)
     check_regression_targets(spec.utility, roles)
     return roles
@@ -347,17 +346,36 @@ def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: Tag
         ``tagging.undeclared: refuse`` and an undeclared text column could identify someone or carry free text
         (every such column is named by position and name, with the rule that fired; never a value).
     """
-    position = {name: i for i, name in enumerate(frame.columns)}
-    id_treatment = "pseudonymized" if identifier_action == "pseudonymize" else "dropped"
-    tags: dict[str, ColumnTag] = {}
+    tags = _Tags(frame, "pseudonymized" if identifier_action == "pseudonymize" else "dropped")
+    _tag_declared(frame, declared, tags)
+    undeclared = [c for c in frame.columns if c not in declared]
+    pending, named_qis = _tag_by_name(frame, undeclared, tagging, tags)
+    _tag_risky(frame, undeclared, tagging, tags, pending, named_qis)
+    for name, reason in named_qis.items():
+        kind = infer_kind(frame[name], Role.quasi_identifier, reason)
+        tags.put(name, Role.quasi_identifier, kind, "auto", reason + _kind_note(kind, frame[name], False))
+    _tag_by_contribution(frame, [n for n in pending if n not in tags.tags], tagging, tags)
+    return Roles(columns=[tags.tags[c] for c in frame.columns])
 
-    def put(name: str, role: Role, kind: ColumnKind, source: str, reason: str, order: list[str] | None = None,
+
+class _Tags:
+    """The column tags given so far, in the order given; an identifier gets the identifier policy's treatment."""
+
+    def __init__(self, frame: pd.DataFrame, id_treatment: str) -> None:
+        self.position = {name: i for i, name in enumerate(frame.columns)}
+        self.id_treatment = id_treatment
+        self.tags: dict[str, ColumnTag] = {}
+
+    def put(self, name: str, role: Role, kind: ColumnKind, source: str, reason: str, order: list[str] | None = None,
             treatment: str | None = None) -> None:
         if role is Role.identifier:
-            treatment = id_treatment
-        tags[name] = ColumnTag(name=name, role=role, kind=kind, source=source, reason=reason, order=order,
-                               position=position[name], treatment=treatment)
+            treatment = self.id_treatment
+        self.tags[name] = ColumnTag(name=name, role=role, kind=kind, source=source, reason=reason, order=order,
+                                    position=self.position[name], treatment=treatment)
 
+
+def _tag_declared(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tags: _Tags) -> None:
+    """The declared columns, as declared (a class column is nominal; a declared number must hold numbers)."""
     for name, col in declared.items():
         kind = col.kind or infer_kind(frame[name], col.role, (name_rule(name) or (None, None))[1])
         if col.role is Role.class_:
@@ -367,9 +385,13 @@ def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: Tag
                                                or pd.api.types.is_datetime64_any_dtype(series)):
             raise SpecError(f"spec columns.{name}: declared numeric but the column is not numbers")
         reason = "declared in spec" + ("" if col.kind else _kind_note(kind, series, False))
-        put(name, col.role, kind, "declared", reason, col.order)
+        tags.put(name, col.role, kind, "declared", reason, col.order)
 
-    undeclared = [c for c in frame.columns if c not in declared]
+
+def _tag_by_name(frame: pd.DataFrame, undeclared: list[str], tagging: TaggingSpec,
+                 tags: _Tags) -> tuple[list[str], dict[str, str]]:
+    """Undeclared columns whose name says they identify (tagged now); the columns whose name says nothing
+    (pending) and those it names quasi-identifiers (with the reason), tagged later."""
     pending: list[str] = []
     named_qis: dict[str, str] = {}
     for name in undeclared:
@@ -377,22 +399,28 @@ def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: Tag
         if rule is None:
             pending.append(name)
         elif rule[0] is Role.identifier:
-            put(name, Role.identifier, infer_kind(frame[name], Role.identifier, rule[1]), "auto", rule[1])
+            tags.put(name, Role.identifier, infer_kind(frame[name], Role.identifier, rule[1]), "auto", rule[1])
         else:
             named_qis[name] = rule[1]
+    return pending, named_qis
 
-    # conservative rules (not under tagging.undeclared: keep); free text is dropped, never pseudonymized
+
+def _tag_risky(frame: pd.DataFrame, undeclared: list[str], tagging: TaggingSpec, tags: _Tags, pending: list[str],
+               named_qis: dict[str, str]) -> None:
+    """The conservative rules (not under ``tagging.undeclared: keep``): identifying values, then undeclared text
+    that could identify someone or carry free text, refused or dropped (free text is dropped, never
+    pseudonymized). Columns tagged here leave ``pending`` and ``named_qis``."""
     risks = {} if tagging.undeclared == "keep" else {
-        name: r for name in undeclared if name not in tags and (r := undeclared_risks(frame[name]))}
+        name: r for name in undeclared if name not in tags.tags and (r := undeclared_risks(frame[name]))}
     if tagging.auto:
         for name in pending:
             if "prose" in risks.get(name, {}):
                 continue
             if (rule := value_rule(frame[name], tagging.near_unique_ratio)) is not None:
-                put(name, Role.identifier, infer_kind(frame[name], Role.identifier), "auto", rule[1])
-    risky = {name: "; ".join(r.values()) for name, r in risks.items() if name not in tags}
+                tags.put(name, Role.identifier, infer_kind(frame[name], Role.identifier), "auto", rule[1])
+    risky = {name: "; ".join(r.values()) for name, r in risks.items() if name not in tags.tags}
     if risky and tagging.undeclared == "refuse":
-        listed = "; ".join(f"{column_label(position[n], n)}: {r}" for n, r in risky.items())
+        listed = "; ".join(f"{column_label(tags.position[n], n)}: {r}" for n, r in risky.items())
         raise SpecError(
             f"spec tagging.undeclared is refuse and {len(risky)} undeclared column(s) could identify someone or "
             f"carry free text: {listed}; declare them in columns, or set tagging.undeclared to drop or keep"
@@ -405,14 +433,13 @@ def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: Tag
         reason = (f"{before}, but " if before else "") + (
             f"undeclared text column that could identify someone or carry free text: {risk}; "
             "dropped (tagging.undeclared: drop)")
-        put(name, Role.other, infer_kind(series, Role.other), "auto", reason, treatment="dropped")
+        tags.put(name, Role.other, infer_kind(series, Role.other), "auto", reason, treatment="dropped")
 
-    for name, reason in named_qis.items():
-        kind = infer_kind(frame[name], Role.quasi_identifier, reason)
-        put(name, Role.quasi_identifier, kind, "auto", reason + _kind_note(kind, frame[name], False))
 
-    pending = [n for n in pending if n not in tags]
-    qis = [n for n, t in tags.items() if t.role is Role.quasi_identifier]
+def _tag_by_contribution(frame: pd.DataFrame, pending: list[str], tagging: TaggingSpec, tags: _Tags) -> None:
+    """The columns still untagged: a quasi-identifier when adding it raises the sample uniques enough, else
+    other."""
+    qis = [n for n, t in tags.tags.items() if t.role is Role.quasi_identifier]
     base = unique_share(frame, qis) if tagging.auto and pending else 0.0
     for name in pending:
         series = frame[name]
@@ -428,9 +455,7 @@ def tag_frame(frame: pd.DataFrame, declared: dict[str, ColumnSpec], tagging: Tag
                     "when added to the quasi-identifiers"
                 )
         kind = infer_kind(series, role)
-        put(name, role, kind, "auto", reason + _kind_note(kind, series, False))
-
-    return Roles(columns=[tags[c] for c in frame.columns])
+        tags.put(name, role, kind, "auto", reason + _kind_note(kind, series, False))
 
 
 def pseudonym(values: pd.Series, key: bytes) -> pd.Series:

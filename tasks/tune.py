@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,6 +65,7 @@ from ppdp.schemas.methods import Domain, FloatRange, IntRange, Lattice
 from ppdp.schemas.privacy import gates_judged
 from ppdp.schemas.reports import Evaluation, LatticeSearch, Roles, TuningTrace
 from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
+from ppdp.schemas.units import unit_of
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.shapes import shape_of
@@ -78,7 +80,7 @@ def refuse_uncounted_mechanism(sanitizer: Sanitizer) -> None:
     evaluation (or search) would run its mechanism on the input's rows, spending privacy budget that no ledger
     counts, and choose its parameters by what that spending shows. Only ``ppdp run``, which charges the one run it
     publishes to the dataset's budget, runs such a mechanism (``tuning.strategy: fixed``)."""
-    if sanitizer.unit == "differential_privacy":
+    if unit_of(sanitizer.unit).spends_budget:
         raise SpecError(f"{sanitizer.name}: a differentially private method is never tuned on the data (each "
                         "evaluation would run its mechanism on the input's rows, spending privacy budget no ledger "
                         "counts): set its parameters and tuning.strategy: fixed")
@@ -445,26 +447,85 @@ def tune(
     if spec.strategy != "fixed":
         refuse_uncounted_mechanism(sanitizer)
     if spec.strategy == "fixed":
-        value = getattr(sanitizer, parameter)
-        if isinstance(value, dict):  # a node of a lattice of levels (generalization): not a number to trace
-            node = ", ".join(f"{c}={v}" for c, v in value.items())
-            return TuningTrace(**common, chosen=None, candidates=1,
-                               rule=f"method.{parameter} = ({node}) from the spec (not tuned)",
-                               seconds=time.perf_counter() - started)
-        origin = f"privacy.{parameter} (method.{parameter} is not set)" if parameter in inherited else "the spec"
-        return TuningTrace(**common, chosen=value, candidates=1,
-                           rule=f"method.{parameter} = {value} from {origin} (not tuned)",
-                           seconds=time.perf_counter() - started)
+        return _fixed(sanitizer, parameter, inherited, common, started)
     if spec.strategy == "lattice":
-        if search is None:
-            raise SpecError(f"tuning.strategy lattice: method {sanitizer.name} has no lattice parameter")
-        lattice = search(parameter)
-        node = ", ".join(f"{c}={v}" for c, v in lattice.node.items())
-        return TuningTrace(**common, chosen=None, lattice=lattice, candidates=lattice.total,
-                           rule=f"lattice search with monotone pruning: the node ({node}) of least {lattice.measure} "
-                                f"among those meeting every gate; {lattice.checked} of {lattice.total} nodes checked",
+        return _lattice(sanitizer, parameter, search, common, started)
+    r = _search_range(spec, domains[parameter], parameter, safer, policy)
+    common.update(low=r.low, high=r.high, threshold=r.threshold)
+    done = _Done(common, r.integer, started)
+    if spec.strategy == "suggested":
+        if suggest is None:
+            raise SpecError(f"tuning.strategy suggested: method {sanitizer.name} has no suggestion rule")
+        suggested, why = suggest(r.low)
+        value = float(suggested[parameter])
+        clamped = min(max(value, r.low), r.high)
+        note = "" if clamped == value else f", clamped to [{r.low:g}, {r.high:g}]"
+        return done(clamped, [], 1, f"{why}: {parameter} = {value:g}{note}", suggested=value)
+    if evaluate_many is None:
+        raise ValueError(f"tuning strategy {spec.strategy} needs an evaluator")
+    if spec.strategy == "bisect":
+        return _bisect(spec, r, evaluate_many, plan, done)
+    if spec.strategy == "grid":
+        return _grid(spec, r, evaluate_many, plan, done)
+    raise SpecError(f"tuning.strategy {spec.strategy}: method {sanitizer.name} has no lattice parameter")
+
+
+def _fixed(sanitizer: Sanitizer, parameter: str, inherited: tuple[str, ...], common: dict[str, Any],
+           started: float) -> TuningTrace:
+    """The trace of a value not tuned: the spec's (or the policy's) value of the parameter."""
+    value = getattr(sanitizer, parameter)
+    if isinstance(value, dict):  # a node of a lattice of levels (generalization): not a number to trace
+        node = ", ".join(f"{c}={v}" for c, v in value.items())
+        return TuningTrace(**common, chosen=None, candidates=1,
+                           rule=f"method.{parameter} = ({node}) from the spec (not tuned)",
                            seconds=time.perf_counter() - started)
-    domain = domains[parameter]
+    origin = f"privacy.{parameter} (method.{parameter} is not set)" if parameter in inherited else "the spec"
+    return TuningTrace(**common, chosen=value, candidates=1,
+                       rule=f"method.{parameter} = {value} from {origin} (not tuned)",
+                       seconds=time.perf_counter() - started)
+
+
+def _lattice(sanitizer: Sanitizer, parameter: str, search: Callable[[str], LatticeSearch] | None,
+             common: dict[str, Any], started: float) -> TuningTrace:
+    """The trace of the method's own lattice search."""
+    if search is None:
+        raise SpecError(f"tuning.strategy lattice: method {sanitizer.name} has no lattice parameter")
+    lattice = search(parameter)
+    node = ", ".join(f"{c}={v}" for c, v in lattice.node.items())
+    return TuningTrace(**common, chosen=None, lattice=lattice, candidates=lattice.total,
+                       rule=f"lattice search with monotone pruning: the node ({node}) of least {lattice.measure} "
+                            f"among those meeting every gate; {lattice.checked} of {lattice.total} nodes checked",
+                       seconds=time.perf_counter() - started)
+
+
+@dataclass(frozen=True)
+class _Range:
+    """The values a search may take: ``[low, high]``, ``least`` the least private end, ``most`` the other."""
+
+    parameter: str
+    safer: str
+    low: float
+    high: float
+    threshold: float | None
+    integer: bool
+    log: bool
+
+    @property
+    def least(self) -> float:
+        return self.low if self.safer == "larger" else self.high
+
+    @property
+    def most(self) -> float:
+        return self.high if self.safer == "larger" else self.low
+
+    @property
+    def span(self) -> str:
+        return f"[{self.low:g}, {self.high:g}]"
+
+
+def _search_range(spec: TuningSpec, domain: Domain, parameter: str, safer: str,
+                  policy: PrivacyThresholds) -> _Range:
+    """The range of values to search: the spec's bounds, else privacy.k for k, else the method's domain."""
     if isinstance(domain, Lattice):
         raise SpecError(f"tuning: parameter {parameter} is a lattice of levels: use tuning.strategy lattice")
     integer = isinstance(domain, IntRange)
@@ -476,80 +537,84 @@ def tune(
     high = min(spec.max, high_domain) if spec.max is not None else high_domain
     if integer:
         low, high = float(math.ceil(low)), float(math.floor(high))
-    common.update(low=low, high=high, threshold=threshold)
     if high < low:
         upper = (f"tuning.max is {spec.max:g}" if spec.max is not None and spec.max < high_domain else
                  f"the data allow at most {high_domain:g}")
         lower = "privacy.k" if threshold == low and spec.min is None else "the lower bound"
         raise InputError(f"tuning: no value of {parameter} to search: {upper}, below {lower} ({low:g})")
-    least, most = (low, high) if safer == "larger" else (high, low)
+    return _Range(parameter, safer, low, high, threshold, integer, log)
 
-    def done(value: float, evaluations: list[Evaluation], candidates: int, rule: str, **extra) -> TuningTrace:
-        chosen: float | int = int(round(value)) if integer else float(value)
-        return TuningTrace(**common, **extra, chosen=chosen, candidates=candidates,
+
+class _Done:
+    """Writes the trace of a chosen value (rounded for an integer parameter), its evaluations sorted by value."""
+
+    def __init__(self, common: dict[str, Any], integer: bool, started: float) -> None:
+        self.common, self.integer, self.started = common, integer, started
+
+    def __call__(self, value: float, evaluations: list[Evaluation], candidates: int, rule: str,
+                 **extra: Any) -> TuningTrace:
+        chosen: float | int = int(round(value)) if self.integer else float(value)
+        return TuningTrace(**self.common, **extra, chosen=chosen, candidates=candidates,
                            evaluations=sorted(evaluations, key=lambda e: e.value), rule=rule,
-                           seconds=time.perf_counter() - started)
+                           seconds=time.perf_counter() - self.started)
 
-    if spec.strategy == "suggested":
-        if suggest is None:
-            raise SpecError(f"tuning.strategy suggested: method {sanitizer.name} has no suggestion rule")
-        suggested, why = suggest(low)
-        value = float(suggested[parameter])
-        clamped = min(max(value, low), high)
-        note = "" if clamped == value else f", clamped to [{low:g}, {high:g}]"
-        return done(clamped, [], 1, f"{why}: {parameter} = {value:g}{note}", suggested=value)
-    if evaluate_many is None:
-        raise ValueError(f"tuning strategy {spec.strategy} needs an evaluator")
-    span = f"[{low:g}, {high:g}]"
+
+def _bisect(spec: TuningSpec, r: _Range, evaluate_many: EvaluateMany, plan: Callable[[int | None], None] | None,
+            done: _Done) -> TuningTrace:
+    """Bisection: the boundary of the gates (best utility meeting the policy) or Figure 6's rule-based search."""
+    parameter, safer, span, integer = r.parameter, r.safer, r.span, r.integer
+    count = int(r.high - r.low + 1) if integer else None  # a real range: the values evaluated
+    if plan is not None:
+        plan(most_evaluations(r.least, r.most, integer, r.log, resolution=spec.resolution))
+    if spec.objective == "best_utility_meeting_policy":
+        found, seen = boundary_search(r.least, r.most, evaluate_many, integer=integer, log=r.log,
+                                      resolution=spec.resolution)
+        if found is None:
+            raise InputError(f"tuning: no value of {parameter} in {span} gives a release that passes the "
+                             "privacy gates (the safest was tried)")
+        return done(found, list(seen.values()), count or len(seen),
+                    f"bisect over {span}: the least private {parameter} whose release passes every privacy "
+                    f"gate (best utility meeting the policy; {safer} is safer)")
+    value, seen = rule_based_search(r.least, r.most, spec.accuracy_gap, evaluate_many, integer=integer, log=r.log,
+                                    resolution=spec.resolution)
+    narrowed = "" if spec.resolution is None else f", to a range within {spec.resolution:g} of its end"
+    ended = int(round(value)) if integer else float(value)
+    evaluations = list(seen.values())
+    rule = (f"rule-based bisection over {span}{narrowed} (Kim, Chen & Gangopadhyay 2012, their Figure 6): the "
+            f"most private {parameter} whose accuracy stays within the accuracy gap {spec.accuracy_gap:g} "
+            f"(tuning.accuracy_gap, the paper's t_a) of the least private one's ({safer} is safer)")
+    if spec.choice == "paper":
+        return done(value, evaluations, count or len(seen),
+                    f"{rule}; Figure 6's last midpoint as the paper returns it (tuning.choice paper)",
+                    figure6_value=ended)
+    pick = undominated(seen[value], evaluations, safer)
+    if pick.value == value:
+        rule += "; no evaluated value dominates it"
+    else:
+        rule += (f"; Figure 6 ended at {parameter}={value:g}, which {parameter}={pick.value:g} dominates (at "
+                 f"least as safe and as accurate, evaluated): chosen instead, the most private such value")
+    return done(pick.value, evaluations, count or len(seen), rule, figure6_value=ended)
+
+
+def _grid(spec: TuningSpec, r: _Range, evaluate_many: EvaluateMany, plan: Callable[[int | None], None] | None,
+          done: _Done) -> TuningTrace:
+    """A grid of values: the most accurate meeting the policy, or the most private within the accuracy gap."""
+    parameter, safer, span = r.parameter, r.safer, r.span
+    values = grid_values(r.low, r.high, spec.buckets, r.integer, r.log)
+    if plan is not None:
+        plan(len(values))
+    evaluations = evaluate_many(values)
     pick: Evaluation | None  # the chosen evaluation (None: no value passes the gates)
-    if spec.strategy == "bisect":
-        count = int(high - low + 1) if integer else None  # a real range: the values evaluated
-        if plan is not None:
-            plan(most_evaluations(least, most, integer, log, resolution=spec.resolution))
-        if spec.objective == "best_utility_meeting_policy":
-            value, seen = boundary_search(least, most, evaluate_many, integer=integer, log=log,
-                                          resolution=spec.resolution)
-            if value is None:
-                raise InputError(f"tuning: no value of {parameter} in {span} gives a release that passes the "
-                                 "privacy gates (the safest was tried)")
-            return done(value, list(seen.values()), count or len(seen),
-                        f"bisect over {span}: the least private {parameter} whose release passes every privacy "
-                        f"gate (best utility meeting the policy; {safer} is safer)")
-        value, seen = rule_based_search(least, most, spec.accuracy_gap, evaluate_many, integer=integer, log=log,
-                                        resolution=spec.resolution)
-        narrowed = "" if spec.resolution is None else f", to a range within {spec.resolution:g} of its end"
-        ended = int(round(value)) if integer else float(value)
-        evaluations = list(seen.values())
-        rule = (f"rule-based bisection over {span}{narrowed} (Kim, Chen & Gangopadhyay 2012, their Figure 6): the "
-                f"most private {parameter} whose accuracy stays within the accuracy gap {spec.accuracy_gap:g} "
-                f"(tuning.accuracy_gap, the paper's t_a) of the least private one's ({safer} is safer)")
-        if spec.choice == "paper":
-            return done(value, evaluations, count or len(seen),
-                        f"{rule}; Figure 6's last midpoint as the paper returns it (tuning.choice paper)",
-                        figure6_value=ended)
-        pick = undominated(seen[value], evaluations, safer)
-        if pick.value == value:
-            rule += "; no evaluated value dominates it"
-        else:
-            rule += (f"; Figure 6 ended at {parameter}={value:g}, which {parameter}={pick.value:g} dominates (at "
-                     f"least as safe and as accurate, evaluated): chosen instead, the most private such value")
-        return done(pick.value, evaluations, count or len(seen), rule, figure6_value=ended)
-    if spec.strategy == "grid":
-        values = grid_values(low, high, spec.buckets, integer, log)
-        if plan is not None:
-            plan(len(values))
-        evaluations = evaluate_many(values)
-        if spec.objective == "best_utility_meeting_policy":
-            pick = pick_best_utility(evaluations, safer)
-            if pick is None:
-                raise InputError(f"tuning: none of the {len(values)} values of {parameter} in {span} gives a "
-                                 "release that passes the privacy gates")
-            rule = (f"grid over {len(values)} values in {span}: the most accurate {parameter} whose release passes "
-                    "every privacy gate")
-        else:
-            pick = undominated(pick_within_gap(evaluations, spec.accuracy_gap, safer), evaluations, safer)
-            rule = (f"grid over {len(values)} values in {span}: highest privacy among values within "
-                    f"{spec.accuracy_gap * 100:g}% of the best accuracy ({safer} {parameter} is safer on ties); no "
-                    "evaluated value dominates it")
-        return done(pick.value, evaluations, len(values), rule)
-    raise SpecError(f"tuning.strategy {spec.strategy}: method {sanitizer.name} has no lattice parameter")
+    if spec.objective == "best_utility_meeting_policy":
+        pick = pick_best_utility(evaluations, safer)
+        if pick is None:
+            raise InputError(f"tuning: none of the {len(values)} values of {parameter} in {span} gives a "
+                             "release that passes the privacy gates")
+        rule = (f"grid over {len(values)} values in {span}: the most accurate {parameter} whose release passes "
+                "every privacy gate")
+    else:
+        pick = undominated(pick_within_gap(evaluations, spec.accuracy_gap, safer), evaluations, safer)
+        rule = (f"grid over {len(values)} values in {span}: highest privacy among values within "
+                f"{spec.accuracy_gap * 100:g}% of the best accuracy ({safer} {parameter} is safer on ties); no "
+                "evaluated value dominates it")
+    return done(pick.value, evaluations, len(values), rule)

@@ -14,19 +14,11 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.release import PartsRelease
-from ppdp.schemas.reports import (
-    ClassAccuracy,
-    DeltaR,
-    GateResult,
-    MarginalDistances,
-    RegressionScore,
-    Roles,
-    TstrScore,
-    UtilityReport,
-)
+from ppdp.schemas.reports import GateResult, Roles
 from ppdp.schemas.spec import STRONG_CLASSIFIER, UtilitySpec
+from ppdp.schemas.utility import ClassAccuracy, DeltaR, MarginalDistances, RegressionScore, TstrScore, UtilityReport
 from ppdp.tasks.core.encoding import TableEncoder
-from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.errors import InputError, SpecError
 
 
 def marginals_line(m: MarginalDistances | None) -> str:
@@ -104,7 +96,7 @@ def holdout_positions(frame: pd.DataFrame, class_column: str, fraction: float, s
     n_test = max(int(round(fraction * len(frame))), len(counts))
     if len(frame) - n_test < len(counts):
         raise InputError(f"input has {len(frame)} rows: too few to hold out {fraction:.0%} by class")
-    from sklearn.model_selection import train_test_split  # scikit-learn is imported by the steps that use it
+    from sklearn.model_selection import train_test_split  # heavy: scikit-learn, loaded by the steps that use it
 
     train, test = train_test_split(np.arange(len(frame)), test_size=n_test, stratify=labels,
                                    random_state=seed % (2**32))
@@ -112,7 +104,7 @@ def holdout_positions(frame: pd.DataFrame, class_column: str, fraction: float, s
 
 
 def make_classifier(name: str, seed: int = 0):
-    from sklearn.linear_model import LogisticRegression
+    from sklearn.linear_model import LogisticRegression  # heavy: scikit-learn, loaded when a classifier is made
     from sklearn.naive_bayes import GaussianNB
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.tree import DecisionTreeClassifier
@@ -128,13 +120,13 @@ def make_classifier(name: str, seed: int = 0):
     if name == "j48":  # WEKA's J48 read as an entropy tree with at least two records per leaf (its -M 2)
         return DecisionTreeClassifier(criterion="entropy", min_samples_leaf=2, random_state=seed)
     if name == "svm":  # WEKA SMO's default kernel is linear; liblinear fits it in seconds on 30,000 rows
-        from sklearn.svm import LinearSVC
+        from sklearn.svm import LinearSVC  # heavy: scikit-learn
 
         return LinearSVC(C=1.0, dual="auto", max_iter=5000, random_state=seed % (2**32))
     if name == "logistic_regression":
         return LogisticRegression(max_iter=1000)
     if name == STRONG_CLASSIFIER:  # early stopping on a seeded 10% of the training rows keeps it cheap
-        from sklearn.ensemble import HistGradientBoostingClassifier
+        from sklearn.ensemble import HistGradientBoostingClassifier  # heavy: scikit-learn
 
         return HistGradientBoostingClassifier(early_stopping=True, random_state=seed % (2**32))
     raise ValueError(f"unknown classifier {name!r}")
@@ -146,7 +138,7 @@ def _fit(model, x: np.ndarray, y: np.ndarray):
     if getattr(model, "early_stopping", None) is True:
         n = len(y)
         n_val = int(np.ceil(model.validation_fraction * n))
-        from sklearn.base import is_classifier
+        from sklearn.base import is_classifier  # heavy: scikit-learn
 
         if is_classifier(model):
             counts = np.unique(y, return_counts=True)[1]
@@ -174,7 +166,7 @@ def accuracy(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, classifier: 
         train = train.loc[train[cls].notna()]
     y_train = train[cls].astype(str).to_numpy()
     y_test = test[cls].astype(str).to_numpy()
-    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.exceptions import ConvergenceWarning  # heavy: scikit-learn
 
     model = make_classifier(classifier, seed)
     with warnings.catch_warnings():  # a linear SVM that stops at max_iter is still a fair utility figure
@@ -208,7 +200,7 @@ def regression_r2(train: pd.DataFrame, test: pd.DataFrame, truth: pd.Series, tar
     HistGradientBoostingRegressor trained on ``train`` to predict ``target`` from every other published attribute
     (the class column too), features encoded by an encoder fitted on ``train``; None when ``train`` does not
     publish ``target`` as numbers or no row of it or of ``truth`` has a value."""
-    from sklearn.ensemble import HistGradientBoostingRegressor
+    from sklearn.ensemble import HistGradientBoostingRegressor  # heavy: scikit-learn
     from sklearn.metrics import r2_score
 
     if target not in train.columns or not pd.api.types.is_numeric_dtype(train[target]):
@@ -259,8 +251,6 @@ def regression_scores(train_original: pd.DataFrame, released: pd.DataFrame, test
 def check_regression_targets(spec: UtilitySpec, roles: Roles) -> None:
     """Each ``utility.regression`` column is an input column tagged as a numeric attribute; raises
     :class:`SpecError` naming the key and the column (once the input is tagged)."""
-    from ppdp.tasks.core.errors import SpecError
-
     for name in spec.regression:
         try:
             tag = roles.get(name)
@@ -303,7 +293,7 @@ def information_loss(original: np.ndarray, released: np.ndarray) -> tuple[float,
 _INTERVAL = re.compile(r"^\s*[\[(]\s*(-?[0-9.eE+]+)\s*[-,;]\s*(-?[0-9.eE+]+)\s*[\])]\s*$")
 
 
-def _midpoint(label: object) -> float:
+def label_midpoint(label: object) -> float:
     if label is None or (isinstance(label, float) and np.isnan(label)):
         return np.nan
     if isinstance(label, (int, float, np.integer, np.floating)):
@@ -330,7 +320,7 @@ def decode_generalized(frame: pd.DataFrame, roles: Roles) -> tuple[pd.DataFrame,
             series = out[tag.name]
             if tag.kind is ColumnKind.numeric and not (pd.api.types.is_numeric_dtype(series)
                                                        or pd.api.types.is_datetime64_any_dtype(series)):
-                out[tag.name] = np.array([_midpoint(v) for v in series.to_numpy(dtype=object)], dtype=float)
+                out[tag.name] = np.array([label_midpoint(v) for v in series.to_numpy(dtype=object)], dtype=float)
             elif tag.kind is not ColumnKind.numeric:
                 out[tag.name] = series.astype(object).where(series.notna(), None)
                 tag = tag.model_copy(update={"kind": ColumnKind.nominal, "order": None})
@@ -502,7 +492,7 @@ _PROBABILITY_FLOOR = 1e-3  # a classifier's probability of a class is never take
 def _part_model(part: pd.DataFrame, class_column: str, classifier: str, seed: int):
     """``classifier`` trained on one published part, every feature read as a nominal category (the parts publish
     intervals and categories); returns (encoder, model)."""
-    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.exceptions import ConvergenceWarning  # heavy: scikit-learn
 
     columns = [c for c in part.columns if c != class_column]
     view = part[columns].astype(object).where(part[columns].notna(), None)

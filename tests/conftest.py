@@ -25,7 +25,9 @@ _AUDIT_KEY_ENV = ("PPDP_AUDIT_KEY", "PPDP_AUDIT_HMAC_KEY", "PPDP_AUDIT_KEY_BLOCK
 for _name in _AUDIT_KEY_ENV:
     os.environ.pop(_name, None)
 
-import ppdp.flows  # noqa: E402,F401  (applies ppdp's Prefect settings)
+from ppdp.flows.settings import apply_settings  # noqa: E402
+
+apply_settings()  # ppdp's Prefect settings, before Prefect is imported (no ppdp import applies them)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"

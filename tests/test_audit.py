@@ -87,7 +87,7 @@ def test_the_hash_covers_every_field(tmp_path):
     with closing_db(tmp_path) as conn:
         conn.row_factory = sqlite3.Row
         row = dict(conn.execute("SELECT * FROM entries").fetchone())
-    for name in audit._FIELDS:  # every field (seq, previous hash and key id included) changes the hash
+    for name in audit.FIELDS:  # every field (seq, previous hash and key id included) changes the hash
         changed = dict(row, **{name: (row[name] + 1) if isinstance(row[name], int) else f"{row[name]}x"})
         assert audit.compute_hash(changed) != row["entry_hash"], name
 

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
 from ppdp.tasks import audit, keys
-from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.core.io import file_sha256
 from ppdp.tasks.publish import load_manifest
 from tests.conftest import base_spec, census
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from ppdp.flows import local_server
-from ppdp.flows.cli import _summary_json
+from ppdp.flows.cli.release_summary import summary_json as _summary_json
 from ppdp.schemas.manifest import ReleaseResult
 from ppdp.schemas.reports import Claim
 

@@ -17,7 +17,8 @@ import yaml
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from ppdp.flows.cli import _readable, app
+from ppdp.flows.cli import app
+from ppdp.flows.cli.audit_entries import readable as _readable
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks import audit
 from ppdp.tasks.core.errors import SpecError

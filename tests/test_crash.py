@@ -32,7 +32,8 @@ from ppdp.flows.cli import app
 from ppdp.tasks import audit, recovery, staging
 from ppdp.tasks.core.errors import PublishError
 from ppdp.tasks.publish import load_manifest, new_release_id, publish_release
-from tests.conftest import base_spec, census
+from tests.conftest import base_spec
+from tests.helpers import site_folder
 
 # every test here needs the site's template release (about 17 s to build): behind the slow marker, which .ci/run
 # runs; make test stays under 4 minutes (the audit trail's own tests and the release flow's publish checks stay in it)
@@ -87,13 +88,7 @@ def ppdp(*args):
 def site(tmp_path_factory, prefect_harness):
     from prefect.settings import PREFECT_API_URL
 
-    base = tmp_path_factory.mktemp("crash")
-    census(400).to_csv(base / "census.csv", index=False)
-    config = base / "config"
-    config.mkdir(mode=0o700)
-    key = Ed25519PrivateKey.generate().private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-    (config / "audit-key.pem").write_bytes(key)  # made here: a killed first run never races to create it
-    (config / "audit-key.pem").chmod(0o600)
+    base, config = site_folder(tmp_path_factory, "crash", 400)
 
     class Site:
         dir = base

@@ -10,7 +10,8 @@ from types import SimpleNamespace
 
 from typer.testing import CliRunner
 
-from ppdp.flows.cli import _print_comparison, app
+from ppdp.flows.cli import app
+from ppdp.flows.cli.comparison import print_comparison as _print_comparison
 from ppdp.flows.steps import log_privacy
 from ppdp.schemas.compare import CompareResult, CompareRow
 from ppdp.schemas.spec import TuningSpec

@@ -25,9 +25,10 @@ from typer.testing import CliRunner
 from ppdp.api import roles_for
 from ppdp.flows.cli import app
 from ppdp.schemas.reports import IngestReport
-from ppdp.tasks.distributed import inputs, methods, rare
+from ppdp.tasks.distributed import inputs, rare
 from ppdp.tasks.publish import load_manifest
 from ppdp.tasks.rare import merge_rare_categories
+from ppdp.tasks.sanitize import mondrian_partitions
 from ppdp.tasks.sanitize.generalization import Generalization
 from ppdp.tasks.sanitize.mondrian import Mondrian
 
@@ -111,7 +112,7 @@ def _partitioned(method, sanitizer, frames, roles, searched: bool = True):
     fitted = method.fit(state, sanitizer)
     jobs = method.local_jobs(fitted)
     if jobs:
-        fitted = method.finish_local(fitted, [methods.finish_part(j) for j in jobs])
+        fitted = method.finish_local(fitted, [method.finish_part(j) for j in jobs])
     job = method.allot_pass(fitted)
     allotted = method.allot(fitted, [method.allot_count(job, f) for f in frames]) if job is not None else \
         [None] * len(frames)
@@ -133,9 +134,9 @@ def test_generalization_on_merged_counts_equals_the_one_table_release(seed, k, l
         node, want = _one_table(Generalization(**params, seed=1), frame, roles)
     except Exception as exc:  # noqa: BLE001 - no node meets the gates: the partitioned run refuses alike
         with pytest.raises(type(exc)):
-            _partitioned(methods.Generalization(), Generalization(**params, seed=1), split(frame, parts), roles)
+            _partitioned(Generalization.on_partitions, Generalization(**params, seed=1), split(frame, parts), roles)
         return
-    got_node, got = _partitioned(methods.Generalization(), Generalization(**params, seed=1), split(frame, parts),
+    got_node, got = _partitioned(Generalization.on_partitions, Generalization(**params, seed=1), split(frame, parts),
                                  roles)
     assert got_node == node
     assert rows(got[want.columns]) == rows(want)
@@ -147,8 +148,8 @@ def test_suppressed_records_are_taken_from_the_last_partition_backwards():
     roles = roles_for(frame, quasi_identifiers=["age", "sex", "zip"], class_column="income")
     params = {"k": 10, "suppression_limit": 0.05, "levels": {"age": 1, "sex": 1, "zip": 2}}  # 5 records taken
     _, want = _one_table(Generalization(**params), frame, roles)
-    got_node, got = _partitioned(methods.Generalization(), Generalization(**params), split(frame, [150, 0, 100, 150]),
-                                 roles, searched=False)
+    got_node, got = _partitioned(Generalization.on_partitions, Generalization(**params),
+                                 split(frame, [150, 0, 100, 150]), roles, searched=False)
     starred = (want[["age", "sex", "zip"]] == "*").all(axis=1)
     assert starred.any()
     assert got.astype(str).equals(want.astype(str))  # every row where it was: the same records suppressed
@@ -162,10 +163,10 @@ def test_mondrian_from_top_cuts_and_counted_parts_equals_one_mondrian(seed, k, p
     roles = roles_for(frame, quasi_identifiers=["age", "sex", "zip", "education", "hours_per_week"],
                       class_column="income", orders={"education": ORDER})
     params = {"k": k, "mode": "strict", "hierarchies": {"zip": {"type": "prefix", "step": 1}}}
-    monkeypatch_module.setattr(methods, "MONDRIAN_PART_ROWS", part_rows)
+    monkeypatch_module.setattr(mondrian_partitions, "MONDRIAN_PART_ROWS", part_rows)
     release = Mondrian(**params).sanitize(frame, roles)
     want = release.frame.iloc[np.argsort(release.row_source)].reset_index(drop=True)
-    _, got = _partitioned(methods.Mondrian(), Mondrian(**params), split(frame, parts), roles)
+    _, got = _partitioned(Mondrian.on_partitions, Mondrian(**params), split(frame, parts), roles)
     assert got[want.columns].astype(object).equals(want.astype(object)) or rows(got[want.columns]) == rows(want)
     sizes = got[roles.quasi_identifiers].astype(str).value_counts()
     assert sizes.min() >= k
@@ -256,7 +257,8 @@ def test_a_partitioned_release_is_k_anonymous_and_equals_the_one_file_release(wo
 @pytest.mark.slow  # about 10 s (the property test above covers the algorithm in the fast suite)
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_partitioned_mondrian_release_cuts_on_counts_and_equals_one_mondrian(workspace, monkeypatch):
-    monkeypatch.setattr(methods, "MONDRIAN_PART_ROWS", 150)  # top cuts until a part holds 150 records or fewer
+    # top cuts until a part holds 150 records or fewer
+    monkeypatch.setattr(mondrian_partitions, "MONDRIAN_PART_ROWS", 150)
     frame = pd.read_csv(workspace.data, dtype={"zip": str})
     source = write_parts(frame, workspace.dir / "parts", [300, 300])
     pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), workspace.dir / "whole.parquet")

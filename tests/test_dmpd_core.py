@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ppdp.tasks.core import dmpd
+from ppdp.tasks.core import dmpd_inducers as inducers
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -166,19 +167,19 @@ def test_tree_learns_a_deterministic_function_and_uses_laplace_leaves():
 
 def test_tree_pessimistic_errors_match_c45():
     # N = 6, E = 0: N (1 - CF^(1/N)); N = 6, E = 2: continuity-corrected normal upper bound (WEKA Stats.addErrs)
-    assert dmpd._pessimistic_errors(np.array([6.0]), np.array([0.0]))[0] == pytest.approx(6 * (1 - 0.25 ** (1 / 6)))
+    assert inducers.pessimistic_errors(np.array([6.0]), np.array([0.0]))[0] == pytest.approx(6 * (1 - 0.25 ** (1 / 6)))
     z, n, e = 0.6744897501960817, 6.0, 2.0
     f = (e + 0.5) / n
     r = (f + z * z / (2 * n) + z * math.sqrt(f / n - f * f / n + z * z / (4 * n * n))) / (1 + z * z / n)
-    assert dmpd._pessimistic_errors(np.array([n]), np.array([e]))[0] == pytest.approx(r * n)
+    assert inducers.pessimistic_errors(np.array([n]), np.array([e]))[0] == pytest.approx(r * n)
 
 
 def test_pruning_shrinks_a_tree_grown_on_noise():
     rng = np.random.default_rng(5)
     codes = rng.integers(0, 5, size=(400, 4)).astype(np.int32)
     y = rng.integers(0, 2, size=400)
-    pruned = dmpd._Tree.fit(codes, y, [6] * 4, 2)
-    grown = dmpd._Tree.fit(codes, y, [6] * 4, 2, prune=False)
+    pruned = inducers.Tree.fit(codes, y, [6] * 4, 2)
+    grown = inducers.Tree.fit(codes, y, [6] * 4, 2, prune=False)
     n_pruned, n_grown = len(np.unique(pruned.leaves(codes))), len(np.unique(grown.leaves(codes)))
     assert n_pruned < n_grown / 3
 

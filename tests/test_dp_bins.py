@@ -28,7 +28,7 @@ from ppdp.tasks.sanitize.dp_synthesizer import (
     spend,
 )
 from tests.conftest import base_spec
-from tests.test_dp_synthesizer import CATEGORIES, CENSUS, roles, run_and_read, small_census
+from tests.test_dp_synthesizer import CATEGORIES, CENSUS, dp_release_spec, roles, run_and_read, small_census
 
 runner = CliRunner()
 
@@ -159,13 +159,7 @@ def test_the_composed_epsilon_is_opendps_maps_added_and_never_above_the_budget()
 @pytest.mark.slow  # one flow run with one synthesis, then two re-checks: about 60 s on the shared machine
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_release_with_dp_bins_publishes_inside_the_bounds_and_revalidates(workspace):
-    spec = workspace.spec(
-        columns={**base_spec(workspace.data, workspace.root)["columns"], "name": "identifier", "ssn": "identifier",
-                 "hours_per_week": "other"},
-        privacy={"max_epsilon": 1.0},
-        method={"name": "dp_synthesizer", "epsilon": 1.0, "delta": 1e-7, "bins": DP_BINS, "bin_share": 0.2,
-                "categories": CATEGORIES},
-        utility={"classifier": "naive_bayes", "test_fraction": 0.1, "min_accuracy_ratio": None})
+    spec = dp_release_spec(workspace, 1.0, bins=DP_BINS, bin_share=0.2)
     folder, manifest, dp = run_and_read(spec, workspace.root)
     assert manifest["method"]["params"]["bins"]["age"] == {"lower": 17.0, "upper": 90.0, "count": 5, "step": 1.0}
     assert dp["bins_epsilon"] == pytest.approx(0.2) and 0 < dp["bins_epsilon_spent"] <= dp["bins_epsilon"]

@@ -27,7 +27,6 @@ from ppdp.schemas.manifest import ColumnTreatment, Manifest
 from ppdp.schemas.reports import (
     AttackerView,
     AttributeDisclosure,
-    ClassAccuracy,
     ColumnTag,
     DifferentialPrivacy,
     ExpectationOutcome,
@@ -40,8 +39,8 @@ from ppdp.schemas.reports import (
     Roles,
     SyntheticMeasures,
     TuningTrace,
-    UtilityReport,
 )
+from ppdp.schemas.utility import ClassAccuracy, UtilityReport
 from ppdp.tasks import audit, digests, keys, private_record
 from ppdp.tasks.core.errors import PublishError, ReleaseRejected
 from ppdp.tasks.publish import collect_versions
@@ -282,7 +281,7 @@ def test_a_refused_dp_run_keeps_its_reason_private_and_its_input_keyed(tmp_path)
 def test_a_trail_written_before_keyed_digests_still_verifies_and_is_never_appended_to(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    legacy = audit._LEGACY_COLUMNS
+    legacy = audit.LEGACY_COLUMNS
     with sqlite3.connect(audit.db_path(root)) as conn:
         conn.execute(f"CREATE TABLE entries (seq INTEGER PRIMARY KEY, {', '.join(c + ' TEXT' for c in legacy[1:])})")
         conn.execute("CREATE TABLE head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, entry_hash TEXT "

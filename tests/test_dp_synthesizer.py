@@ -47,6 +47,17 @@ def roles(frame: pd.DataFrame) -> Roles:
     return Roles(columns=tags)
 
 
+def dp_release_spec(workspace, max_epsilon: float, **method) -> Path:
+    """The workspace's census spec for a dp_synthesizer release under privacy.max_epsilon ``max_epsilon``: epsilon
+    1, delta 1e-7, the declared CATEGORIES, then ``method`` (more parameters); naive Bayes utility, no accuracy gate."""
+    return workspace.spec(
+        columns={**base_spec(workspace.data, workspace.root)["columns"], "name": "identifier", "ssn": "identifier",
+                 "hours_per_week": "other"},
+        privacy={"max_epsilon": max_epsilon},
+        method={"name": "dp_synthesizer", "epsilon": 1.0, "delta": 1e-7, "categories": CATEGORIES, **method},
+        utility={"classifier": "naive_bayes", "test_fraction": 0.1, "min_accuracy_ratio": None})
+
+
 def run_and_read(spec: Path, root: Path) -> tuple[Path, dict, dict]:
     """``ppdp run SPEC`` (must publish), then (the release's folder, its manifest, the manifest's DP record)."""
     result = runner.invoke(app, ["run", str(spec)], catch_exceptions=False)
@@ -233,13 +244,7 @@ def test_the_api_sanitizes_with_the_dp_synthesizer_and_records_epsilon():
 @pytest.mark.slow  # a flow run with one synthesis, then three re-checks: about 40 s
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_dp_release_publishes_and_revalidates_and_a_tampered_epsilon_does_not_hold(workspace):
-    spec = workspace.spec(
-        columns={**base_spec(workspace.data, workspace.root)["columns"], "name": "identifier", "ssn": "identifier",
-                 "hours_per_week": "other"},
-        privacy={"max_epsilon": 2.0},
-        method={"name": "dp_synthesizer", "epsilon": 1.0, "delta": 1e-7, "bins": BINS,
-                "categories": CATEGORIES},
-        utility={"classifier": "naive_bayes", "test_fraction": 0.1, "min_accuracy_ratio": None})
+    spec = dp_release_spec(workspace, 2.0, bins=BINS)
     result = runner.invoke(app, ["run", str(spec)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "(epsilon, delta)-DP" in result.output and "safety floor holds" in result.output

@@ -253,7 +253,8 @@ def _run_script(script: str, timeout: int = 240) -> str:
 
 _IN_A_STEP = """
 import json
-import ppdp.flows  # what the CLI, the deployments and the Python API's flows import first
+from ppdp.flows.settings import apply_settings
+apply_settings()  # what the CLI, the deployments and the Python API's flows do first
 from prefect import flow
 from prefect.testing.utilities import prefect_test_harness
 from ppdp.flows.steps import step

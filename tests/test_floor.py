@@ -214,7 +214,7 @@ def test_the_rare_value_rule_counts_the_rows_that_are_published():
 def test_class_labels_are_named_only_when_the_published_data_holds_them_k_times():
     from types import SimpleNamespace
 
-    from ppdp.schemas.reports import ClassAccuracy, UtilityReport
+    from ppdp.schemas.utility import ClassAccuracy, UtilityReport
     from ppdp.tasks.utility import name_classes
 
     per_class = [ClassAccuracy(label=lab, support=5, sanitized=0.5, original=0.5) for lab in ("a", "b", "c")]

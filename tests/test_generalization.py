@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ppdp.tasks.sanitize.generalization as gmod
+import ppdp.tasks.sanitize.generalization_search as gsearch
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.hierarchy import FileHierarchy, PrefixHierarchy
 from ppdp.schemas.methods import Lattice
@@ -420,7 +421,7 @@ def test_known_failing_tags_are_the_specializations_of_failed_nodes_and_all_fail
     hierarchies = [random_hierarchy(rng, f"q{j}", int(rng.integers(3, 7))) for j in range(4)]
     codes = [rng.integers(0, len(h.table), 200) for h in hierarchies]
     problem = prepare(codes, hierarchies, k=6, suppression_limit=0.03)
-    search = gmod._Search(problem, "loss", len(lattice_grid(problem.heights)))
+    search = gsearch._Search(problem, "loss", len(lattice_grid(problem.heights)))
     search.run()
     grid = search.grid
     failed = grid[search.failed_mask]

@@ -13,17 +13,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-import ppdp.tasks.core.hierarchy as hmod
+import ppdp.schemas.hierarchy as hschema
+import ppdp.tasks.core.hierarchy_intervals as hmod_intervals
+import ppdp.tasks.core.hierarchy_text as hmod_text
 from ppdp.schemas.base import ColumnKind, Role
-from ppdp.schemas.hierarchy import (
-    DateHierarchy,
-    FileHierarchy,
-    FlatHierarchy,
-    HierarchySpec,
-    IntervalHierarchy,
-    PrefixHierarchy,
-    TreeHierarchy,
-)
+from ppdp.schemas.hierarchy import FileHierarchy, FlatHierarchy, IntervalHierarchy, PrefixHierarchy, TreeHierarchy
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.hierarchy import (
@@ -63,7 +57,7 @@ def assert_roundtrip(h: Hierarchy, series: pd.Series) -> None:
 
 
 def spec(data: dict) -> object:
-    return TypeAdapter(HierarchySpec).validate_python(data)
+    return TypeAdapter(hschema.HierarchySpec).validate_python(data)
 
 
 def write(path: Path, rows: list[str]) -> Path:
@@ -84,7 +78,7 @@ def roles(frame: pd.DataFrame, qis: dict[str, ColumnKind], order: dict[str, list
 def test_spec_union_picks_by_type() -> None:
     assert isinstance(spec({"type": "file", "file": "h.csv"}), FileHierarchy)
     assert isinstance(spec({"type": "intervals", "bins": 8, "fanout": 3}), IntervalHierarchy)
-    assert isinstance(spec({"type": "dates"}), DateHierarchy)
+    assert isinstance(spec({"type": "dates"}), hschema.DateHierarchy)
     assert isinstance(spec({"type": "prefix", "step": 2}), PrefixHierarchy)
     assert isinstance(spec({"type": "flat"}), FlatHierarchy)
     assert isinstance(spec({"type": "tree", "tree": {"*": {"a": None}}}), TreeHierarchy)
@@ -132,7 +126,7 @@ def test_intervals_fanout_and_level_count() -> None:
                                                    (1000, 987_654, True), (0.001, 0.0042, False)])
 @pytest.mark.parametrize("bins", [2, 5, 16, 30])
 def test_equal_width_interval_count_is_about_bins(lo: float, hi: float, integer: bool, bins: int) -> None:
-    edges, _ = hmod._edges_equal_width(lo, hi, bins, integer)
+    edges, _ = hmod_intervals._edges_equal_width(lo, hi, bins, integer)
     m = len(edges) - 1
     if integer and (hi - lo) / bins < 10:  # whole widths: 2.1 rounds up to 3
         lowest = math.floor((hi - lo) / math.ceil((hi - lo) / bins))
@@ -224,7 +218,7 @@ def test_dates() -> None:
     assert_roundtrip(h_old, old)
     text = pd.Series(["2020-03-14", CANARY])
     with pytest.raises(InputError) as err:
-        build_hierarchy(text, DateHierarchy(), kind=ColumnKind.nominal, column="d")
+        build_hierarchy(text, hschema.DateHierarchy(), kind=ColumnKind.nominal, column="d")
     assert "data row 2" in str(err.value) and CANARY not in str(err.value)
 
 
@@ -389,13 +383,13 @@ def test_arx_adult_hierarchies_pass() -> None:
 # -- vectorization -------------------------------------------------------------------------------------------
 def test_codes_work_per_distinct_value_not_per_row(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = {"n": 0}
-    original = hmod._value_text
+    original = hmod_text._value_text
 
     def counting(v: object) -> str | None:
         calls["n"] += 1
         return original(v)
 
-    monkeypatch.setattr(hmod, "_value_text", counting)
+    monkeypatch.setattr(hmod_text, "_value_text", counting)
     values = np.array(["13053", "13055", "14000", None], dtype=object)
     s = pd.Series(values[np.random.default_rng(0).integers(0, 4, 1_000_000)], dtype=object)
     h = build_hierarchy(s, PrefixHierarchy(), kind=ColumnKind.nominal, column="zip")

@@ -11,7 +11,8 @@ import pytest
 
 from ppdp.tasks import digests
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.ingest import ingest, read_header
+from ppdp.tasks.core.io import read_header
+from ppdp.tasks.ingest import ingest
 from ppdp.tasks.spec import load_spec, preflight
 from tests.conftest import SENTINEL_SSN
 

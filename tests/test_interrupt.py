@@ -25,12 +25,11 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
 
 from ppdp.flows.interrupts import descendants
 from ppdp.tasks import audit, staging
-from tests.conftest import base_spec, census
+from tests.conftest import base_spec
+from tests.helpers import site_folder
 
 pytestmark = [pytest.mark.usefixtures("prefect_harness"),
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and /proc: Linux")]
@@ -45,13 +44,7 @@ TUNING = "[4/8] tune: evaluation"
 def site(tmp_path_factory, prefect_harness):
     from prefect.settings import PREFECT_API_URL
 
-    base = tmp_path_factory.mktemp("interrupt")
-    census(600).to_csv(base / "census.csv", index=False)
-    config = base / "config"
-    config.mkdir(mode=0o700)
-    key = Ed25519PrivateKey.generate().private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-    (config / "audit-key.pem").write_bytes(key)
-    (config / "audit-key.pem").chmod(0o600)
+    base, config = site_folder(tmp_path_factory, "interrupt", 600)
 
     class Site:
         dir = base

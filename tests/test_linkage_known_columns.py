@@ -130,7 +130,7 @@ def test_rank_swapping_strong_enough_is_defeated_on_every_known_column():
 
 # -- the series: averaged copies over the known columns ---------------------------------------------------------
 def test_averaged_copies_are_linked_over_every_known_column():
-    from ppdp.tasks.privacy.series import View, averaged_linkage
+    from ppdp.tasks.privacy.series_figures import View, averaged_linkage
 
     rng = np.random.default_rng(3)
     n, copies, others = 200, 16, [f"x{i}" for i in range(6)]

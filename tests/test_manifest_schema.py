@@ -13,7 +13,8 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from ppdp.schemas.export import MANIFEST_SCHEMA_PATH, SCHEMA_PATH, manifest_schema_json
-from tests.conftest import base_spec, census
+from tests.conftest import base_spec
+from tests.helpers import site_folder
 
 SCHEMA_FILES = {"manifest": MANIFEST_SCHEMA_PATH, "release": SCHEMA_PATH}
 
@@ -115,18 +116,9 @@ def test_the_description_check_finds_properties_behind_a_ref_or_an_any_of():
 @pytest.fixture(scope="module")
 def manifest(tmp_path_factory, prefect_harness) -> dict:
     """The manifest.json of one release run by the flow on the census fixture (the module's only release)."""
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat
-
     from ppdp.flows.release import release_flow
 
-    base = tmp_path_factory.mktemp("manifest-schema")
-    census(400).to_csv(base / "census.csv", index=False)
-    config = base / "config"
-    config.mkdir(mode=0o700)
-    key = Ed25519PrivateKey.generate().private_bytes(Encoding.PEM, PrivateFormat.PKCS8, NoEncryption())
-    (config / "audit-key.pem").write_bytes(key)
-    (config / "audit-key.pem").chmod(0o600)
+    base, config = site_folder(tmp_path_factory, "manifest-schema", 400)
     spec = base / "spec.yaml"
     spec.write_text(yaml.safe_dump(base_spec(base / "census.csv", base / "releases")), encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:

@@ -215,7 +215,8 @@ def test_every_kind_great_expectations_reports_gets_a_sentence_without_values():
 def test_the_quick_checks_agree_with_great_expectations_on_what_fails(workspace):
     """The pandas pre-check fails exactly the expectations Great Expectations fails (for the kinds it decides)."""
     from ppdp.expectations import base_suite_path, load_suite_json
-    from ppdp.tasks.ingest import derived_expectations, read_table
+    from ppdp.tasks.core.io import read_table
+    from ppdp.tasks.ingest import derived_expectations
 
     frame = census(workspace)
     frame["age"] = frame["age"].astype(object)
@@ -313,7 +314,7 @@ def test_source_obtain_is_text_and_optional(workspace):
     assert load_spec(workspace.spec()).source.obtain is None
     spec = load_spec(workspace.spec(source={"path": str(workspace.dir / "gone.csv")}))
     from ppdp.tasks.core.errors import InputError
-    from ppdp.tasks.ingest import read_header
+    from ppdp.tasks.core.io import read_header
 
     with pytest.raises(InputError) as info:
         read_header(spec.source)

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from ppdp.schemas.base import ColumnKind
@@ -34,6 +34,13 @@ COUNTRIES = ["fr", "de", "nl", "pl", "cz", "jp", "kr", "cn", "us"]
 CODES = ["A1", "A2", "A3", "B1", "B2", "C1", "C7", "D4"]  # equal-length codes: an automatic prefix hierarchy
 KINDS = st.lists(st.sampled_from(["range", "tree", "prefix"]), min_size=1, max_size=3)
 SETTINGS = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+
+
+def dims_of_k_or_more(n: int, seed: int, k: int, kinds: list[str], missing: float) -> list[Dimension]:
+    """``make_dims`` for a draw with n >= k; hypothesis rejects the others (fewer than k records cannot be
+    partitioned)."""
+    assume(n >= k)
+    return make_dims(n, seed, kinds, missing)
 
 
 def categorical(values: list[str], spec: TreeHierarchy | None) -> Dimension:
@@ -171,9 +178,7 @@ def test_weighted_records_give_the_partition_and_labels_of_their_rows(n, seed, k
 @given(n=st.integers(1, 200), seed=st.integers(0, 10_000), k=st.integers(1, 10), kinds=KINDS,
        missing=st.sampled_from([0.0, 0.2]))
 def test_unit_weights_give_the_unweighted_labels_exactly(n, seed, k, kinds, missing):
-    if n < k:
-        return
-    dims = make_dims(n, seed, kinds, missing)
+    dims = dims_of_k_or_more(n, seed, k, kinds, missing)
     plain = mondrian_partition(dims, k, "strict")
     ones = mondrian_partition(dims, k, "strict", weights=np.ones(n, dtype=np.int64))
     assert plain.dtype == ones.dtype and plain.tobytes() == ones.tobytes()
@@ -206,9 +211,7 @@ def test_weights_are_checked():
        missing=st.sampled_from([0.0, 0.2, 1.0]), rounds=st.integers(0, 5), weighted=st.booleans())
 def test_rounds_from_marginals_then_local_runs_give_the_one_machine_partition(n, seed, k, kinds, missing, rounds,
                                                                              weighted):
-    if n < k:
-        return
-    dims = make_dims(n, seed, kinds, missing)
+    dims = dims_of_k_or_more(n, seed, k, kinds, missing)
     whole = mondrian_partition(dims, k, "strict")
     rng = np.random.default_rng(seed + 2)
     part = np.zeros(n, dtype=np.int64)
@@ -221,9 +224,7 @@ def test_rounds_from_marginals_then_local_runs_give_the_one_machine_partition(n,
 @given(n=st.integers(1, 300), seed=st.integers(0, 10_000), k=st.integers(2, 10), kinds=KINDS,
        missing=st.sampled_from([0.0, 0.2]))
 def test_rounds_from_marginals_alone_run_to_the_one_machine_partition(n, seed, k, kinds, missing):
-    if n < k:
-        return
-    dims = make_dims(n, seed, kinds, missing)
+    dims = dims_of_k_or_more(n, seed, k, kinds, missing)
     rng = np.random.default_rng(seed + 3)
     part = np.zeros(n, dtype=np.int64)
     for _ in range(n):  # each round cuts at least one partition until none is left to cut

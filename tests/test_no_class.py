@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
-from ppdp.tasks.ingest import coerce_types, read_table
+from ppdp.tasks.core.io import read_table
+from ppdp.tasks.ingest import coerce_types
 from ppdp.tasks.marginals import marginal_distances, total_variation
 from ppdp.tasks.publish import load_manifest
 from tests.conftest import census

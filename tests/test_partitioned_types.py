@@ -29,10 +29,12 @@ from ppdp.flows.cli import app
 from ppdp.schemas.reports import IngestReport
 from ppdp.tasks import publish, tag
 from ppdp.tasks.core.errors import ReleaseRejected
+from ppdp.tasks.core.io import read_table
 from ppdp.tasks.distributed import inputs, measure, methods, output, rare
-from ppdp.tasks.ingest import coerce_types, read_table
+from ppdp.tasks.ingest import coerce_types
 from ppdp.tasks.publish import load_manifest
 from ppdp.tasks.rare import merge_rare_categories
+from ppdp.tasks.sanitize import mondrian_partitions
 from ppdp.tasks.sanitize.registry import build_sanitizer
 from ppdp.tasks.spec import load_spec
 from ppdp.tasks.tag import protect_identifiers
@@ -118,7 +120,7 @@ def tuned(spec, whole: Path, levels):
 
 
 def partitioned_release(spec, sanitizer, roles):
-    """The partitioned release's data path, as :func:`ppdp.flows.partitioned.release_partitioned` wires it, without
+    """The partitioned release's data path, as :mod:`ppdp.tasks.distributed.plan` runs it, without
     Prefect: (published rows, each row file's schema, the release schema, the privacy report measured on the
     staged files)."""
     src = inputs.list_inputs(spec)
@@ -141,7 +143,7 @@ def partitioned_release(spec, sanitizer, roles):
     fitted = method.fit(state, sanitizer)
     jobs = method.local_jobs(fitted)
     if jobs:
-        fitted = method.finish_local(fitted, [methods.finish_part(j) for j in jobs])
+        fitted = method.finish_local(fitted, [method.finish_part(j) for j in jobs])
     allotted: list = [None] * n
     if (job := method.allot_pass(fitted)) is not None:
         allotted = method.allot(fitted, [methods.allot_partition(method, job, spec, src, i, roles, None, plan)
@@ -244,7 +246,7 @@ def test_partitioned_mondrian_publishes_one_type_per_column_equal_to_one_table(s
                                                                              monkeypatch_module):
     """Parts of one value publish the value (an integer as text), others an interval; top cuts on counts when a
     part holds more than ``part_rows`` records."""
-    monkeypatch_module.setattr(methods, "MONDRIAN_PART_ROWS", part_rows)
+    monkeypatch_module.setattr(mondrian_partitions, "MONDRIAN_PART_ROWS", part_rows)
     missing_in = sizes[0] if missing and sizes[0] else None
     frame = random_table(seed, sum(sizes) + 20, missing_in)
     check_equal_to_one_table(frame, sizes, {"name": "mondrian", "k": k, "mode": "strict"}, k)

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ppdp.tasks.core.groups import equivalence_class_ids
+from ppdp.tasks.privacy import class_table
 from ppdp.tasks.privacy import models as M
 
 pycanon_anonymity = pytest.importorskip("pycanon.anonymity")
@@ -532,12 +533,12 @@ def test_sparse_pair_counting_equals_dense(case, seed):
     frame = frame.assign(uid=rng.integers(0, 3, len(frame)))  # more singleton classes
     qi = qi + ["uid"]
     dense = M.all_measure_details(frame, qi, sa, gen=gen)
-    saved = M._DENSE_SLACK
+    saved = class_table.DENSE_SLACK
     try:
-        M._DENSE_SLACK = -(10**12)  # never dense
+        class_table.DENSE_SLACK = -(10**12)  # never dense
         sparse = M.all_measure_details(frame, qi, sa, gen=gen)
     finally:
-        M._DENSE_SLACK = saved
+        class_table.DENSE_SLACK = saved
     assert repr(sparse) == repr(dense)
 
 

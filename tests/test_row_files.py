@@ -241,12 +241,8 @@ def test_a_refused_release_leaves_nothing_but_its_audit_entry(template, tmp_path
         discard_staging(tmp_path)
 
 
-@pytest.mark.parametrize("damage, needle", [
-    ("rows", "its manifest says"),
-    ("stray", "not a row file"),
-    ("release", "ppdp.release_id differs"),
-    ("columns", "row files disagree"),
-])
+@pytest.mark.parametrize("damage, needle", [("rows", "its manifest says"), ("stray", "not a row file"),
+                                           ("release", "ppdp.release_id differs"), ("columns", "row files disagree")])
 def test_publish_refuses_row_files_that_do_not_match_and_removes_them(template, tmp_path, damage, needle):
     root = tmp_path / "root"
     folder, manifest = stage_rows(template, root)

@@ -191,8 +191,8 @@ def test_estimator_contract_and_parameter_model(name, params):
     assert set(cls.tunable) <= set(cls.param_names()) and all(v in ("larger", "smaller") for v in cls.tunable.values())
     assert any(cls.unit in units for units in GATE_UNITS.values())
     # what it protects decides the safety floor's rows: every method is held to at least one
-    from ppdp.schemas.methods import identity_by
     from ppdp.schemas.privacy import floor_rules
+    from ppdp.schemas.units import identity_by
 
     assert cls.protects in ("identity", "attribute")
     assert floor_rules(identity_by(cls.protects, cls.unit)) or cls.protects == "attribute"

@@ -22,7 +22,13 @@ from ppdp.flows.cli import app
 from ppdp.schemas.base import Role
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks import series
-from ppdp.tasks.privacy.series import View, pair_intersection, release_members, series_intersection, value_intersection
+from ppdp.tasks.privacy.series_figures import (
+    View,
+    pair_intersection,
+    release_members,
+    series_intersection,
+    value_intersection,
+)
 from ppdp.tasks.publish import load_manifest
 from ppdp.tasks.sanitize.mdav import Mdav as MDAV
 from tests.conftest import census, run_deployment_once
@@ -295,7 +301,7 @@ def test_the_seed_7_and_11_value_attack_is_real_without_the_gate():
         rel = MDAV(k=5, seed=seed).sanitize(source, roles_of(source, sensitive=("hours_per_week",)))
         m = release_members(rel, joined[:len(train)], None, source)
         # the attacker's classes: the published quasi-identifiers
-        from ppdp.tasks.privacy.series import class_ids
+        from ppdp.tasks.privacy.series_figures import class_ids
 
         m["grp"] = class_ids(rel.frame, QIS)[m["row"].to_numpy()]
         views.append(View(release_id=f"seed{seed}", method="mdav", unit="equivalence_class", members=m,
@@ -563,7 +569,7 @@ def test_joiners_and_leavers_from_counts_match_the_record_by_record_rule(data):
     """A partitioned release judges joiners and leavers from counts by combination of classes and the classes'
     signatures: the same records moved, and the same exposed, as the record-by-record rule."""
     from ppdp.tasks.privacy.candidates import count_combos, exposed_counts, signatures
-    from ppdp.tasks.privacy.series import _grouped, exposed_by_difference
+    from ppdp.tasks.privacy.series_figures import _grouped, exposed_by_difference
 
     rng = np.random.default_rng(data.draw(st.integers(0, 10_000)))
     n = data.draw(st.integers(4, 60))

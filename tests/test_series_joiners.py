@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdp.tasks.privacy.series import View, exposed_by_difference
+from ppdp.tasks.privacy.series_figures import View, exposed_by_difference
 from ppdp.tasks.sanitize.base import GROUP_COLUMN
 from ppdp.tasks.sanitize.keeping import Kept, frozen_plan
 from ppdp.tasks.sanitize.mdav import Mdav

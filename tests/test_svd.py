@@ -15,6 +15,7 @@ from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.sanitize.registry import REGISTRY
 from ppdp.tasks.sanitize.svd import Svd, svd_distort, svd_factors
+from tests.helpers import declared_roles
 
 
 def frame_and_roles(n: int = 60, seed: int = 0) -> tuple[pd.DataFrame, Roles]:
@@ -29,18 +30,11 @@ def frame_and_roles(n: int = 60, seed: int = 0) -> tuple[pd.DataFrame, Roles]:
         "label": rng.choice(["p", "q"], n),
     })
 
-    def tag(name, role, kind):
-        return ColumnTag(name=name, role=role, kind=kind, source="declared", reason="t")
-
-    roles = Roles(columns=[
-        tag("id", Role.identifier, ColumnKind.numeric),
-        tag("age", Role.quasi_identifier, ColumnKind.numeric),
-        tag("income", Role.sensitive, ColumnKind.numeric),
-        tag("weight", Role.other, ColumnKind.numeric),
-        tag("grade", Role.quasi_identifier, ColumnKind.ordinal),
-        tag("city", Role.quasi_identifier, ColumnKind.nominal),
-        tag("label", Role.class_, ColumnKind.nominal),
-    ])
+    roles = declared_roles(
+        ("id", Role.identifier, ColumnKind.numeric), ("age", Role.quasi_identifier, ColumnKind.numeric),
+        ("income", Role.sensitive, ColumnKind.numeric), ("weight", Role.other, ColumnKind.numeric),
+        ("grade", Role.quasi_identifier, ColumnKind.ordinal), ("city", Role.quasi_identifier, ColumnKind.nominal),
+        ("label", Role.class_, ColumnKind.nominal))
     return frame, roles
 
 

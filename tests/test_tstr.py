@@ -21,9 +21,10 @@ from ppdp.schemas.spec import UtilitySpec
 from ppdp.tasks import private_record
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.errors import SpecError
-from ppdp.tasks.ingest import coerce_types, read_table
+from ppdp.tasks.core.io import read_table
+from ppdp.tasks.ingest import coerce_types
+from ppdp.tasks.plan import prepare_rows
 from ppdp.tasks.publish import load_manifest
-from ppdp.tasks.reproduce import prepare_rows
 from ppdp.tasks.sanitize.registry import method_class
 from ppdp.tasks.spec import load_spec
 from ppdp.tasks.tag import tag_columns
@@ -178,9 +179,9 @@ def test_regression_r2_is_high_on_a_faithful_release_of_a_linear_relation_and_lo
 
 # -- differential privacy: withheld like every figure measured on real rows --------------------------------------------
 def test_a_dp_release_withholds_its_tstr_and_regression_figures(tmp_path):
-    from ppdp.flows.cli import _summary_json
+    from ppdp.flows.cli.release_summary import summary_json as _summary_json
     from ppdp.schemas.manifest import ReleaseResult
-    from ppdp.schemas.reports import RegressionScore, TstrScore
+    from ppdp.schemas.utility import RegressionScore, TstrScore
     from tests.test_dp_published import computed_manifest
 
     computed = computed_manifest(tmp_path)

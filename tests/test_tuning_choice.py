@@ -252,7 +252,7 @@ def test_tuning_folder_is_under_the_dataset_and_never_reused(tmp_path):
 
 
 def test_audit_scan_accepts_tuning_runs_and_flags_anything_else(tmp_path):
-    from ppdp.tasks.audit import _scan_root
+    from ppdp.tasks.audit import scan_root as _scan_root
 
     run = tmp_path / "census" / "tuning" / "20261127T030405Z"
     run.mkdir(parents=True)

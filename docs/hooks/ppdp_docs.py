@@ -16,11 +16,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
-import shutil
-import tomllib
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,25 +28,20 @@ TREE = ROOT / "build" / "docs"
 MARKER = re.compile(r"<!--\s*ppdp:(\w+)(?:\s+([\w,]+))?\s*-->")
 
 
+def _package_tree() -> ModuleType:
+    """``.ci/package_tree.py``, which lays the package out as symlinks for mypy too (loaded by path: ``.ci`` is no
+    package)."""
+    spec = importlib.util.spec_from_file_location("ppdp_package_tree", ROOT / ".ci" / "package_tree.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def build_tree() -> Path:
     """build/docs/ppdp/: relative symlinks to ppdp/'s entries and to each mapped folder (rebuilt every build)."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    mapping: dict[str, str] = config["tool"]["setuptools"]["package-dir"]
-    subpackages = {name.partition(".")[2]: folder for name, folder in mapping.items()
-                   if name.startswith("ppdp.") and "." not in name.partition(".")[2]}
-    package = TREE / "ppdp"
-    if package.is_symlink() or package.is_file():
-        package.unlink()
-    elif package.exists():
-        shutil.rmtree(package)
-    package.mkdir(parents=True)
-    for entry in sorted((ROOT / "ppdp").iterdir()):
-        if entry.name == "__pycache__" or entry.name in subpackages:
-            continue
-        (package / entry.name).symlink_to(os.path.relpath(entry, package))
-    for sub, folder in subpackages.items():
-        (package / sub).symlink_to(os.path.relpath(ROOT / folder, package), target_is_directory=True)
-    return package
+    tree = _package_tree()
+    return tree.build_tree(TREE, tree.package_dirs(ROOT), ROOT)
 
 
 def on_startup(command: str, dirty: bool) -> None:

@@ -17,7 +17,7 @@ from ppdp.schemas.methods import MethodParams, Safer, Unit
 DomainValue = str | int | float | bool
 
 
-def _text(value: Any) -> str:
+def category_text(value: Any) -> str:
     """A category as the text OpenDP's keys hold: integral numbers without a decimal point."""
     if isinstance(value, bool | np.bool_):
         return str(bool(value))
@@ -142,7 +142,7 @@ class DpSynthesizerParams(MethodParams):
         for column, listed in (value or {}).items():
             if not listed:
                 raise ValueError(f"categories.{column}: list at least one category")
-            if len({_text(c) for c in listed}) != len(listed):
+            if len({category_text(c) for c in listed}) != len(listed):
                 raise ValueError(f"categories.{column}: a category is listed twice")
         return value
 

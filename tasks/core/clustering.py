@@ -98,7 +98,7 @@ def kmeans_fit(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 10) -> t
     (ndarray of shape (n,), ndarray of shape (K, d))
         Each row's cluster 0..K-1 and the final centres.
     """
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import KMeans  # heavy: scikit-learn, loaded when a clustering runs
 
     x = as_matrix(x, "x")
     k = int(n_clusters)
@@ -111,7 +111,7 @@ def kmeans_fit(x: np.ndarray, n_clusters: int, seed: int, n_init: int = 10) -> t
 def kmeans_refit(y: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """One k-means run on ``y`` started from ``centres`` (deterministic); each row's cluster, numbered as the
     centres are."""
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import KMeans  # heavy: scikit-learn, loaded when a clustering runs
 
     y = as_matrix(y, "perturbed")
     centres = as_matrix(centres, "centres")
@@ -137,7 +137,7 @@ def matched_disagreement(labels_a: np.ndarray, labels_b: np.ndarray) -> float:
     float
         In [0, 1]; 0.0 for n = 0.
     """
-    from scipy.optimize import linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment  # heavy: SciPy, loaded when labels are matched
 
     table = _contingency(labels_a, labels_b)
     n = int(table.sum())
@@ -154,7 +154,7 @@ def size_difference_error(labels_a: np.ndarray, labels_b: np.ndarray) -> float:
     (counted twice), and moves in opposite directions cancel, so this is neither a share of rows nor bounded by
     :func:`matched_disagreement` (it is at most twice it).
     """
-    from scipy.optimize import linear_sum_assignment
+    from scipy.optimize import linear_sum_assignment  # heavy: SciPy, loaded when labels are matched
 
     table = _contingency(labels_a, labels_b)
     n = int(table.sum())

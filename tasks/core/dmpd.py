@@ -92,17 +92,34 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-Inducer = Literal["naive_bayes", "tree"]
-INDUCERS = ("naive_bayes", "tree")
-_EPS = 1e-10
-# C4.5 / J4.8 pruning confidence 0.25 and its one-sided normal quantile z(0.75)
-_CF = 0.25
-_Z = 0.6744897501960817
+from ppdp.tasks.core.dmpd_inducers import (
+    INDUCERS,
+    Inducer,
+    PartitionClassifier,
+    Tree,
+    check_codes,
+    xlogx,
+)
+
+__all__ = [
+    "INDUCERS",
+    "Cache",
+    "Inducer",
+    "NoValidPartition",
+    "PartitionClassifier",
+    "Recoding",
+    "SearchResult",
+    "anonymity_level",
+    "information_gain",
+    "mdlp_cuts",
+    "merge_small_intervals",
+    "pareto_front",
+    "search_partition",
+]
 
 
 class NoValidPartition(ValueError):
@@ -113,20 +130,12 @@ class NoValidPartition(ValueError):
 # entropy helpers
 
 
-def _xlogx(a: np.ndarray) -> np.ndarray:
-    a = np.asarray(a, dtype=np.float64)
-    out = np.zeros_like(a)
-    pos = a > 0
-    out[pos] = a[pos] * np.log2(a[pos])
-    return out
-
-
 def _entropy_rows(counts: np.ndarray) -> np.ndarray:
     """Entropy (bits) of each row of a count matrix (last axis = classes); 0 for empty rows."""
     counts = np.asarray(counts, dtype=np.float64)
     n = counts.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        h = (_xlogx(n) - _xlogx(counts).sum(axis=-1)) / n
+        h = (xlogx(n) - xlogx(counts).sum(axis=-1)) / n
     return np.where(n > 0, h, 0.0)
 
 
@@ -356,261 +365,6 @@ def pareto_front(points: Iterable[tuple[float, int]]) -> list[tuple[float, int]]
 
 
 # ----------------------------------------------------------------------------------------------------------------
-# inducers
-
-
-@dataclass
-class _NaiveBayes:
-    logprior: np.ndarray  # (C,)
-    tables: list[np.ndarray]  # per column (card, C): log P(v | c)
-
-    @classmethod
-    def fit(cls, x: np.ndarray, y: np.ndarray, cards: Sequence[int], n_classes: int) -> _NaiveBayes:
-        c = int(n_classes)
-        ny = np.bincount(y, minlength=c).astype(np.float64)
-        logprior = np.log((ny + 1.0) / (len(y) + c))
-        tables = []
-        for j, card in enumerate(cards):
-            cnt = np.bincount(x[:, j].astype(np.int64) * c + y, minlength=int(card) * c).reshape(int(card), c)
-            tables.append(np.log((cnt + 1.0) / (ny + int(card))))
-        return cls(logprior, tables)
-
-    def joint(self, x: np.ndarray) -> np.ndarray:
-        s = np.broadcast_to(self.logprior, (len(x), len(self.logprior))).copy()
-        for j, t in enumerate(self.tables):
-            s += t[x[:, j]]
-        return s
-
-    def log_proba(self, x: np.ndarray) -> np.ndarray:
-        return _log_normalise(self.joint(x))
-
-
-def _log_normalise(s: np.ndarray) -> np.ndarray:
-    m = s.max(axis=1, keepdims=True)
-    return s - (m + np.log(np.exp(s - m).sum(axis=1, keepdims=True)))
-
-
-def _pessimistic_errors(n: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """C4.5's estimated errors ``e + addErrs(n, e)`` at confidence 0.25 (WEKA ``Stats.addErrs``), vectorised."""
-    n = np.asarray(n, dtype=np.float64)
-    e = np.asarray(e, dtype=np.float64)
-    z2 = _Z * _Z
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        base = n * (1.0 - _CF ** (1.0 / n))
-
-        def normal(err: np.ndarray | float) -> np.ndarray:
-            f = (err + 0.5) / n
-            r = (f + z2 / (2 * n) + _Z * np.sqrt(np.maximum(f / n - f * f / n + z2 / (4 * n * n), 0.0))) / (1 + z2 / n)
-            return r * n - err
-
-        one = np.where(1.5 >= n, np.maximum(n - 1.0, 0.0), normal(1.0))
-        add = np.where(e < 1, base + e * (one - base), np.where(e + 0.5 >= n, np.maximum(n - e, 0.0), normal(e)))
-    return np.where(n > 0, e + add, 0.0)
-
-
-@dataclass
-class _Tree:
-    attr: np.ndarray  # per node: column split on, -1 for a leaf
-    child_base: np.ndarray  # per node: index of the child for code 0 (children are contiguous)
-    logp: np.ndarray  # per node (C,): Laplace-corrected log P(c | node)
-
-    @classmethod
-    def fit(cls, x: np.ndarray, y: np.ndarray, cards: Sequence[int], n_classes: int, min_leaf: int = 2,
-            prune: bool = True) -> _Tree:
-        c = int(n_classes)
-        n, m = x.shape
-        cards_a = np.asarray(cards, dtype=np.int64)
-        off = np.concatenate([[0], np.cumsum(cards_a)[:-1]]).astype(np.int64)  # attribute blocks of codes
-        width = int(cards_a.sum())
-        xo = np.asarray(x, dtype=np.int64) + off  # code of attribute a -> off[a] + code
-        xlx = _xlogx(np.arange(n + 1))  # counts are integers: x log2 x by table look-up
-        counts = np.bincount(y, minlength=c)[None, :].astype(np.int64)
-        pcounts = counts.copy()
-        rows = np.arange(n)
-        node = np.zeros(n, dtype=np.int64)
-        # (counts, pcounts, attr, child_base, parent_of_next); the last level has no next
-        levels: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]] = []
-        while True:
-            nodes_here = len(counts)
-            tot = counts.sum(axis=1)
-            attr = np.full(nodes_here, -1, dtype=np.int64)
-            child_base = np.zeros(nodes_here, dtype=np.int64)
-            can = (tot >= 2 * min_leaf) & (counts.max(axis=1) < tot)
-            split_nodes = np.empty(0, dtype=np.int64)
-            if m and can.any():
-                # one bincount over (node, attribute, code, class) for every splittable node and attribute
-                cand = np.flatnonzero(can)
-                remap = np.full(nodes_here, -1, dtype=np.int64)
-                remap[cand] = np.arange(len(cand))
-                sel = can[node]
-                r = rows[sel]
-                nd = remap[node[sel]]
-                idx = ((nd * width)[:, None] + xo[r]) * c + y[r][:, None]
-                cnt = np.bincount(idx.ravel(), minlength=len(cand) * width * c).reshape(len(cand), width, c)
-                nb = cnt.sum(axis=2)
-                xl_nb = xlx[nb]
-                cond = np.add.reduceat(xl_nb - xlx[cnt].sum(axis=2), off, axis=1)  # (cand, m)
-                xl_split = np.add.reduceat(xl_nb, off, axis=1)
-                big = np.add.reduceat((nb >= min_leaf).astype(np.int64), off, axis=1)
-                t = tot[cand]
-                totf = t.astype(np.float64)[:, None]
-                h_node = (xlx[t] - xlx[counts[cand]].sum(axis=1))[:, None]
-                gain = (h_node - cond) / totf
-                split = (xlx[t][:, None] - xl_split) / totf
-                ok = (big >= 2) & (gain > _EPS) & (split > _EPS)
-                gains = np.where(ok, gain, 0.0)
-                avg = gains.sum(axis=1, keepdims=True) / np.maximum(ok.sum(axis=1, keepdims=True), 1)
-                elig = ok & (gains >= avg - 1e-12)
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    score = np.where(elig, gain / split, -np.inf)
-                best = np.argmax(score, axis=1)
-                has = elig.any(axis=1)
-                attr[cand[has]] = best[has]
-                split_nodes = cand[has]
-            if len(split_nodes) == 0:
-                levels.append((counts, pcounts, attr, child_base, None))
-                break
-            sizes = cards_a[attr[split_nodes]]
-            child_base[split_nodes] = np.cumsum(sizes) - sizes
-            total = int(sizes.sum())
-            go = attr[node] >= 0
-            r2 = rows[go]
-            nd2 = node[go]
-            a2 = attr[nd2]
-            xa = x[r2, a2].astype(np.int64)
-            new_node = child_base[nd2] + xa
-            new_counts = np.bincount(new_node * c + y[r2], minlength=total * c).reshape(total, c)
-            parent = np.repeat(split_nodes, sizes)
-            empty = new_counts.sum(axis=1) == 0
-            new_p = np.where(empty[:, None], pcounts[parent], new_counts)
-            levels.append((counts, pcounts, attr, child_base, parent))
-            counts, pcounts, rows, node = new_counts, new_p, r2, new_node
-        # error-based pruning, bottom-up (subtree replacement)
-        if prune:
-            below = None
-            for lv in range(len(levels) - 1, -1, -1):
-                cnt, _, attr, _, parent_of_next = levels[lv]
-                tot = cnt.sum(axis=1)
-                leaf_err = _pessimistic_errors(tot, tot - cnt.max(axis=1))
-                if below is None:
-                    err = leaf_err
-                else:
-                    assert parent_of_next is not None  # only the last level, pruned first, has no next level
-                    sub = np.bincount(parent_of_next, weights=below, minlength=len(cnt))
-                    cut = (attr >= 0) & (leaf_err <= sub + 0.1)
-                    attr[cut] = -1
-                    err = np.where(attr >= 0, sub, leaf_err)
-                below = err
-        offsets = np.cumsum([0] + [len(lv[0]) for lv in levels])
-        attr_all = np.concatenate([lv[2] for lv in levels])
-        base_all = np.concatenate([lv[3] + (offsets[i + 1] if i + 1 < len(levels) else 0)
-                                   for i, lv in enumerate(levels)])
-        pc = np.concatenate([lv[1] for lv in levels]).astype(np.float64)
-        logp = np.log((pc + 1.0) / (pc.sum(axis=1, keepdims=True) + c))
-        return cls(attr_all, base_all, logp)
-
-    def leaves(self, x: np.ndarray) -> np.ndarray:
-        n = len(x)
-        node = np.zeros(n, dtype=np.int64)
-        idx = np.arange(n)
-        while len(idx):
-            a = self.attr[node[idx]]
-            inner = a >= 0
-            if not inner.any():
-                break
-            idx = idx[inner]
-            a = a[inner]
-            node[idx] = self.child_base[node[idx]] + x[idx, a]
-        return node
-
-    def log_proba(self, x: np.ndarray) -> np.ndarray:
-        return self.logp[self.leaves(x)]
-
-
-def _fit_inducer(inducer: str, x: np.ndarray, y: np.ndarray, cards: Sequence[int], n_classes: int):
-    if inducer == "naive_bayes":
-        return _NaiveBayes.fit(x, y, cards, n_classes)
-    if inducer == "tree":
-        return _Tree.fit(x, y, cards, n_classes)
-    raise ValueError(f"unknown inducer (expected one of {INDUCERS})")
-
-
-def _canonical(partition: Iterable[Iterable[int]]) -> tuple[tuple[int, ...], ...]:
-    groups = [tuple(sorted(int(f) for f in g)) for g in partition]
-    return tuple(sorted(g for g in groups if g))
-
-
-def _check_partition(partition: tuple[tuple[int, ...], ...], d: int) -> None:
-    seen: set[int] = set()
-    for g in partition:
-        for f in g:
-            if not 0 <= f < d:
-                raise ValueError(f"partition names feature {f}, outside 0..{d - 1}")
-            if f in seen:
-                raise ValueError(f"feature {f} is in two subsets of the partition")
-            seen.add(f)
-
-
-def _check_codes(codes: np.ndarray, cards: Sequence[int]) -> np.ndarray:
-    codes = np.asarray(codes)
-    if codes.ndim != 2 or codes.shape[1] != len(cards):
-        raise ValueError(f"codes must be (n, {len(cards)}), got shape {codes.shape}")
-    if not np.issubdtype(codes.dtype, np.integer):
-        raise ValueError("codes must be integers")
-    if len(codes) and ((codes.min(axis=0) < 0) | (codes.max(axis=0) >= np.asarray(cards))).any():
-        bad = int(np.flatnonzero((codes.min(axis=0) < 0) | (codes.max(axis=0) >= np.asarray(cards)))[0])
-        raise ValueError(f"codes of feature {bad} lie outside 0..card-1")
-    return codes
-
-
-class PartitionClassifier:
-    """Procedure 3 (paper section 4.3): one inducer per subset, combined as
-    ``argmax_c prod_k P_k(c | x_Gk) / P(c)^(w-1)`` with Laplace-corrected P_k and P(c).
-
-    The empty partition predicts the (Laplace-corrected) class prior.
-    """
-
-    def __init__(self, partition: Iterable[Iterable[int]], cards: Sequence[int], n_classes: int,
-                 inducer: Inducer) -> None:
-        if inducer not in INDUCERS:
-            raise ValueError(f"unknown inducer (expected one of {INDUCERS})")
-        self.partition = _canonical(partition)
-        self.cards = tuple(int(c) for c in cards)
-        _check_partition(self.partition, len(self.cards))
-        self.n_classes = int(n_classes)
-        self.inducer = inducer
-        self.models: list = []
-        self.logprior: np.ndarray | None = None
-
-    def fit(self, codes: np.ndarray, y: np.ndarray) -> PartitionClassifier:
-        codes = _check_codes(codes, self.cards)
-        y = np.asarray(y, dtype=np.int64)
-        if len(y) != len(codes):
-            raise ValueError(f"{len(codes)} rows of codes but {len(y)} class codes")
-        c = self.n_classes
-        self.logprior = np.log((np.bincount(y, minlength=c) + 1.0) / (len(y) + c))
-        self.models = [_fit_inducer(self.inducer, codes[:, list(g)], y, [self.cards[f] for f in g], c)
-                       for g in self.partition]
-        return self
-
-    def joint_log(self, codes: np.ndarray) -> np.ndarray:
-        """Unnormalised log of the combination's score, (n, n_classes)."""
-        if self.logprior is None:
-            raise ValueError("PartitionClassifier is not fitted")
-        codes = _check_codes(codes, self.cards)
-        w = len(self.partition)
-        s = np.broadcast_to(-(w - 1) * self.logprior, (len(codes), self.n_classes)).copy()
-        for g, model in zip(self.partition, self.models):
-            s += model.log_proba(codes[:, list(g)])
-        return s
-
-    def predict_proba(self, codes: np.ndarray) -> np.ndarray:
-        return np.exp(_log_normalise(self.joint_log(codes)))
-
-    def predict(self, codes: np.ndarray) -> np.ndarray:
-        return np.argmax(self.joint_log(codes), axis=1)
-
-
 # ----------------------------------------------------------------------------------------------------------------
 # fitness cache
 
@@ -700,7 +454,7 @@ class Cache:
             return table[leaf]
         fold = self._folds[f]
         cols = list(g)
-        tree = _Tree.fit(fold.x_train[:, cols], fold.y_train, [self.cards[j] for j in cols], self.n_classes)
+        tree = Tree.fit(fold.x_train[:, cols], fold.y_train, [self.cards[j] for j in cols], self.n_classes)
         self.model_fits += 1
         table = tree.logp
         leaf = tree.leaves(fold.x_val[:, cols]).astype(np.uint16 if len(table) < 2**16 else np.int32)
@@ -837,8 +591,38 @@ def search_partition(codes: np.ndarray, cards: Sequence[int], y: np.ndarray, n_c
     """
     t0 = time.perf_counter()
     cards = tuple(int(c) for c in cards)
-    codes = _check_codes(codes, cards)
+    codes = check_codes(codes, cards)
     y = np.asarray(y, dtype=np.int64)
+    _check_search(codes, y, n_classes, inducer, inner_folds, population, generations)
+    n, d = codes.shape
+    qi = frozenset(int(q) for q in quasi_identifiers)
+    if any(not 0 <= q < d for q in qi):
+        raise ValueError(f"quasi-identifier indices must lie in 0..{d - 1}")
+    cache = cache if cache is not None else Cache()
+    cache.bind(codes, cards, y, n_classes, inducer, inner_folds, seed)
+    fits_before = cache.model_fits
+    rng = np.random.default_rng(seed)
+    fitness = _Fitness(cache, qi, k, n, score_invalid)
+
+    alone_ok = np.array([cache.columns_level((j,) if j in qi else ()) >= k for j in range(d)])
+    pop = _initial(d, population, rng, alone_ok)
+    scores = [fitness.evaluate(ind) for ind in pop]
+    gen = 0
+    for gen in range(1, generations + 1):  # noqa: B007
+        pop, scores = _next_generation(pop, scores, population, p_crossover, p_mutation, rng, fitness)
+
+    best = fitness.best()
+    if best is None:
+        raise NoValidPartition(f"no valid partition keeping a feature was found for k = {k}")
+    evaluated = tuple((p, a, lv) for p, (a, lv, _) in fitness.seen.items())
+    return SearchResult(partition=best[0], fitness=float(best[1]), evaluated=evaluated, generations=gen,
+                        evaluations=fitness.evaluations, seconds=time.perf_counter() - t0, level=int(best[2]),
+                        model_fits=cache.model_fits - fits_before)
+
+
+def _check_search(codes: np.ndarray, y: np.ndarray, n_classes: int, inducer: str, inner_folds: int,
+                  population: int, generations: int) -> None:
+    """Refuse inputs and settings :func:`search_partition` cannot run on."""
     n, d = codes.shape
     if len(y) != n:
         raise ValueError(f"{n} rows of codes but {len(y)} class codes")
@@ -852,62 +636,60 @@ def search_partition(codes: np.ndarray, cards: Sequence[int], y: np.ndarray, n_c
         raise ValueError("class codes lie outside 0..n_classes-1")
     if population < 2 or generations < 0:
         raise ValueError("population must be >= 2 and generations >= 0")
-    qi = frozenset(int(q) for q in quasi_identifiers)
-    if any(not 0 <= q < d for q in qi):
-        raise ValueError(f"quasi-identifier indices must lie in 0..{d - 1}")
-    cache = cache if cache is not None else Cache()
-    cache.bind(codes, cards, y, n_classes, inducer, inner_folds, seed)
-    fits_before = cache.model_fits
-    rng = np.random.default_rng(seed)
 
-    seen: dict[tuple, tuple[float, int, float]] = {}  # partition -> (accuracy, level, fitness), in first-seen order
-    evaluations = 0
 
-    def evaluate(labels: np.ndarray) -> tuple[float, int]:
+class _Fitness:
+    """Procedure 2 with memory: every partition evaluated, in first-seen order, with its accuracy, level and
+    fitness (0 when invalid)."""
+
+    def __init__(self, cache: Cache, qi: frozenset[int], k: int, n: int, score_invalid: bool) -> None:
+        self.cache, self.qi, self.k, self.n, self.score_invalid = cache, qi, k, n, score_invalid
+        self.seen: dict[tuple, tuple[float, int, float]] = {}  # partition -> (accuracy, level, fitness)
+        self.evaluations = 0
+
+    def evaluate(self, labels: np.ndarray) -> tuple[float, int]:
         """Selection score: (fitness, level if invalid else n) - Deb's feasibility rule on ties at 0."""
-        nonlocal evaluations
-        evaluations += 1
+        k, n = self.k, self.n
+        self.evaluations += 1
         part = _labels_to_partition(labels)
-        hit = seen.get(part)
+        hit = self.seen.get(part)
         if hit is not None:
             return hit[2], (hit[1] if hit[1] < k else n)
-        level = min((cache.columns_level(tuple(f for f in g if f in qi)) for g in part), default=n)
+        level = min((self.cache.columns_level(tuple(f for f in g if f in self.qi)) for g in part), default=n)
         valid = level >= k
-        acc = cache.partition_accuracy(part) if (valid or score_invalid) else math.nan
+        acc = self.cache.partition_accuracy(part) if (valid or self.score_invalid) else math.nan
         fit = acc if valid else 0.0
-        seen[part] = (acc, level, fit)
+        self.seen[part] = (acc, level, fit)
         return fit, (level if not valid else n)
 
-    alone_ok = np.array([cache.columns_level((j,) if j in qi else ()) >= k for j in range(d)])
-    pop = _initial(d, population, rng, alone_ok)
-    scores = [evaluate(ind) for ind in pop]
-    gen = 0
-    for gen in range(1, generations + 1):  # noqa: B007
-        order = sorted(range(len(pop)), key=lambda i: scores[i], reverse=True)  # stable: first among equals
-        new = [pop[i] for i in order[:2]]
-        new_scores = [scores[i] for i in order[:2]]
-        while len(new) < population:
-            a, b, c, e = rng.integers(len(pop), size=4)
-            p1 = pop[a] if scores[a] >= scores[b] else pop[b]
-            p2 = pop[c] if scores[c] >= scores[e] else pop[e]
-            if rng.random() < p_crossover:
-                c1, c2 = _gwc(p1, p2, rng), _gwc(p2, p1, rng)
-            else:
-                c1, c2 = p1.copy(), p2.copy()
-            for child in (c1, c2):
-                if len(new) < population:
-                    child = _mutate(child, p_mutation, rng)
-                    new.append(child)
-                    new_scores.append(evaluate(child))
-        pop, scores = new, new_scores
+    def best(self) -> tuple[tuple[tuple[int, ...], ...], float, int] | None:
+        """The fittest valid partition keeping a feature; among equally fit ones the most anonymous, then the
+        first seen. None if there is none."""
+        best = None
+        for part, (_acc, level, fitness) in self.seen.items():
+            if part and level >= self.k and (best is None or (fitness, level) > (best[1], best[2])):
+                best = (part, fitness, level)
+        return best
 
-    best = None  # the fittest valid partition; among equally fit ones the most anonymous, then the first seen
-    for part, (_acc, level, fitness) in seen.items():
-        if part and level >= k and (best is None or (fitness, level) > (best[1], best[2])):
-            best = (part, fitness, level)
-    if best is None:
-        raise NoValidPartition(f"no valid partition keeping a feature was found for k = {k}")
-    evaluated = tuple((p, a, lv) for p, (a, lv, _) in seen.items())
-    return SearchResult(partition=best[0], fitness=float(best[1]), evaluated=evaluated, generations=gen,
-                        evaluations=evaluations, seconds=time.perf_counter() - t0, level=int(best[2]),
-                        model_fits=cache.model_fits - fits_before)
+
+def _next_generation(pop: list[np.ndarray], scores: list[tuple[float, int]], population: int, p_crossover: float,
+                     p_mutation: float, rng: np.random.Generator,
+                     fitness: _Fitness) -> tuple[list[np.ndarray], list[tuple[float, int]]]:
+    """One generation: the two best survive, the rest are mutated offspring of binary-tournament parents."""
+    order = sorted(range(len(pop)), key=lambda i: scores[i], reverse=True)  # stable: first among equals
+    new = [pop[i] for i in order[:2]]
+    new_scores = [scores[i] for i in order[:2]]
+    while len(new) < population:
+        a, b, c, e = rng.integers(len(pop), size=4)
+        p1 = pop[a] if scores[a] >= scores[b] else pop[b]
+        p2 = pop[c] if scores[c] >= scores[e] else pop[e]
+        if rng.random() < p_crossover:
+            c1, c2 = _gwc(p1, p2, rng), _gwc(p2, p1, rng)
+        else:
+            c1, c2 = p1.copy(), p2.copy()
+        for child in (c1, c2):
+            if len(new) < population:
+                child = _mutate(child, p_mutation, rng)
+                new.append(child)
+                new_scores.append(fitness.evaluate(child))
+    return new, new_scores

@@ -86,35 +86,17 @@ def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int | np.random.Generato
     -------
     ndarray of shape (n,), int64
     """
-    n, d = x.shape
+    n = x.shape[0]
     if n_clusters <= 1:
         return np.zeros(n, dtype=np.int64)
     if init == "kmeans++" and assign == "near":
         raise ValueError('assign="near" moves rows from their current cluster: it needs init "kd" or "random"')
-    labels: np.ndarray | None
-    centres = np.zeros((n_clusters, d))
-    if init == "kmeans++":
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        centres = _kmeans_pp(x, n_clusters, rng)
-        labels = None
-    elif init == "random":
-        rng = np.random.default_rng(seed)
-        centres = x[rng.choice(n, size=n_clusters, replace=False)].copy()
-        labels, dist = _assign(x, centres)
-    else:
-        labels = balanced_partition(x, n_clusters)
-        dist = None
+    centres, labels = _initial(x, n_clusters, seed, init)
     x32 = x.astype(np.float32) if assign == "near" else None
     neighbours = None
     for it in range(max_iter):
         if labels is not None:  # the centres of the current labels
-            counts = np.bincount(labels, minlength=n_clusters).astype(float)
-            sums = cluster_sums(labels, x, n_clusters)
-            if empty == "reseed":
-                centres = sums / np.maximum(counts, 1.0)[:, None]
-            else:
-                present = counts > 0
-                centres[present] = sums[present] / counts[present, None]
+            centres = _centres_of(x, labels, centres, n_clusters, empty)
         if assign == "near":
             if neighbours is None or (it & (it - 1)) == 0:  # centres settle: refresh at iterations 0, 1, 2, 4, 8, ...
                 neighbours = centre_neighbours(centres, NEIGHBOUR_CENTRES)
@@ -124,10 +106,7 @@ def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int | np.random.Generato
             dist = (x * x).sum(axis=1)[:, None] - 2.0 * x @ centres.T + (centres * centres).sum(axis=1)[None, :]
             new = np.argmin(dist, axis=1)
         if empty == "reseed":
-            missing = np.setdiff1d(np.arange(n_clusters), new)
-            if missing.size:
-                far = np.argsort(-dist, kind="stable")[: missing.size]
-                new[far] = missing
+            _reseed_empty(new, dist, n_clusters)
         changed = n if labels is None else int(np.count_nonzero(new != labels))
         labels = new
         if changed <= tol * n:
@@ -137,6 +116,44 @@ def kmeans_labels(x: np.ndarray, n_clusters: int, seed: int | np.random.Generato
         _, dense = np.unique(labels, return_inverse=True)
         return dense.reshape(-1).astype(np.int64)
     return labels
+
+
+def _initial(x: np.ndarray, n_clusters: int, seed: int | np.random.Generator,
+             init: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The starting centres and labels (None: kmeans++, whose first step assigns every row)."""
+    n, d = x.shape
+    labels: np.ndarray | None
+    centres = np.zeros((n_clusters, d))
+    if init == "kmeans++":
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        centres = _kmeans_pp(x, n_clusters, rng)
+        labels = None
+    elif init == "random":
+        rng = np.random.default_rng(seed)
+        centres = x[rng.choice(n, size=n_clusters, replace=False)].copy()
+        labels, _ = _assign(x, centres)
+    else:
+        labels = balanced_partition(x, n_clusters)
+    return centres, labels
+
+
+def _centres_of(x: np.ndarray, labels: np.ndarray, centres: np.ndarray, n_clusters: int, empty: str) -> np.ndarray:
+    """The clusters' means; an empty cluster's centre is 0 ("reseed") or stays where it was ("drop", in place)."""
+    counts = np.bincount(labels, minlength=n_clusters).astype(float)
+    sums = cluster_sums(labels, x, n_clusters)
+    if empty == "reseed":
+        return sums / np.maximum(counts, 1.0)[:, None]
+    present = counts > 0
+    centres[present] = sums[present] / counts[present, None]
+    return centres
+
+
+def _reseed_empty(new: np.ndarray, dist: np.ndarray, n_clusters: int) -> None:
+    """Give each empty cluster one of the rows farthest from their centre (in place)."""
+    missing = np.setdiff1d(np.arange(n_clusters), new)
+    if missing.size:
+        far = np.argsort(-dist, kind="stable")[: missing.size]
+        new[far] = missing
 
 
 def _kmeans_pp(x: np.ndarray, c: int, rng: np.random.Generator) -> np.ndarray:
@@ -157,7 +174,7 @@ def _kmeans_pp(x: np.ndarray, c: int, rng: np.random.Generator) -> np.ndarray:
 
 def centre_neighbours(centres: np.ndarray, m: int) -> np.ndarray:
     """For each centre, the ``m`` nearest centres (itself first): (K, m)."""
-    from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree  # heavy: scipy is loaded when rows are searched
 
     m = min(m, len(centres))
     tree = cKDTree(centres) if centres.shape[1] <= KD_MAX_DIMS else None
@@ -190,7 +207,7 @@ def _assign_near(x: np.ndarray, centres: np.ndarray, labels: np.ndarray, neighbo
 
 def cluster_sums(labels: np.ndarray, x: np.ndarray, n_clusters: int) -> np.ndarray:
     """Per-cluster sums of the rows of ``x`` (a sparse indicator product: no loop over rows)."""
-    from scipy import sparse
+    from scipy import sparse  # heavy: scipy is loaded when clusters are summed
 
     indicator = sparse.csr_matrix(
         (np.ones(len(labels)), (labels, np.arange(len(labels)))), shape=(n_clusters, len(labels))
@@ -200,7 +217,7 @@ def cluster_sums(labels: np.ndarray, x: np.ndarray, n_clusters: int) -> np.ndarr
 
 def _assign(x: np.ndarray, centres: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Nearest centre of each row and the squared distance to it."""
-    from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree  # heavy: scipy is loaded when rows are assigned
 
     if x.shape[1] <= KD_MAX_DIMS:
         dist, idx = cKDTree(centres).query(x, k=1)

@@ -1,10 +1,24 @@
-"""The check every pure algorithm function makes of its numeric input: a finite 2-D float64 matrix."""
+"""The checks every pure algorithm function makes of its input: a finite 2-D float64 matrix, a whole number of at
+least 1 (a group size, a leaf size)."""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
-__all__ = ["as_matrix"]
+__all__ = ["as_matrix", "positive_int"]
+
+
+def positive_int(value: int, what: str, error: type[Exception] = ValueError) -> int:
+    """``value`` as an int of at least 1 (a bool is refused), or ``error`` naming it ``what`` (``"k"``,
+    ``"leaf_size"``, ``"suppression: k"``, ...)."""
+    if isinstance(value, bool):
+        raise error(f"{what} must be an integer")
+    value = operator.index(value)
+    if value < 1:
+        raise error(f"{what} must be at least 1, got {value}")
+    return value
 
 
 def as_matrix(x: np.ndarray, what: str = "x", *, need_columns: bool = False) -> np.ndarray:

@@ -17,8 +17,9 @@ libraries, loaded only by a release that runs the mechanism.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -28,9 +29,7 @@ SELECTION_SLACK = 1e-9  # the selection's share of the budget is made smaller by
 def mst_class():
     """OpenDP's MST with the selection budget fix for opendp/opendp#2789 (see
     :mod:`ppdp.tasks.sanitize.dp_synthesizer`)."""
-    import itertools
-
-    from opendp._internal import _new_pure_function
+    from opendp._internal import _new_pure_function  # heavy: OpenDP, loaded when a synthesizer is built
     from opendp.combinators import then_adaptive_composition
     from opendp.extras.mbi import MST
     from opendp.extras.mbi._mst import _make_mst_select
@@ -72,7 +71,7 @@ def mst_class():
 @functools.cache
 def projecting_model_class():
     """Private-PGM's ``MarkovRandomField`` whose marginals are computed in NumPy (see :func:`aim_estimator`)."""
-    from mbi import Factor, MarkovRandomField
+    from mbi import Factor, MarkovRandomField  # heavy: mbi (JAX), loaded when a model is sampled
 
     class _NumpyMarginals(MarkovRandomField):
         """The model as ``mbi`` fits it; ``project`` gives the same marginal (up to rounding) by variable
@@ -131,7 +130,7 @@ def aim_estimator(domain, loss_fn, *, potentials=None):
     ``mbi`` 1.1.0 computes each out-of-model marginal with JAX operations compiled anew for every new shape
     (measured on the census demo: 2,236 compilations, 241 s of a 428 s profiled run). Post-processing of the noisy
     marginals: the privacy map is unchanged."""
-    from mbi.estimation import mirror_descent
+    from mbi.estimation import mirror_descent  # heavy: mbi (JAX), loaded when a model is estimated
 
     model = mirror_descent(domain, loss_fn, potentials=potentials)
     return projecting_model_class()(potentials=model.potentials, marginals=model.marginals, total=model.total)
@@ -140,9 +139,7 @@ def aim_estimator(domain, loss_fn, *, potentials=None):
 @functools.cache
 def aim_class():
     """OpenDP's AIM with a stop for the budget's last crumbs (see :mod:`ppdp.tasks.sanitize.dp_synthesizer`)."""
-    from dataclasses import replace
-
-    from opendp._internal import _new_pure_function
+    from opendp._internal import _new_pure_function  # heavy: OpenDP, loaded when a synthesizer is built
     from opendp.combinators import make_fully_adaptive_composition, make_privacy_filter
     from opendp.extras.mbi import AIM
     from opendp.extras.mbi._aim import _expand_queries, _make_aim_marginal
@@ -198,7 +195,7 @@ def sample_model(model, total: int, rng: np.random.Generator) -> dict[str, np.nd
     1.1.0 handed them out in row order, which correlated every column with the ones drawn before it; fixed upstream
     in mbi 1.3.0, which OpenDP 0.16 does not use).
     """
-    from mbi import junction_tree, marginal_oracles
+    from mbi import junction_tree, marginal_oracles  # heavy: mbi (JAX), loaded when a model is sampled
 
     domain = model.domain
     cliques = [set(cl) for cl in model.cliques]

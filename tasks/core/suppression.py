@@ -11,7 +11,37 @@ every quasi-identifier is ``*`` form one class of their own, which must hold k r
 
 Finding the fewest cells to suppress is NP-hard (Meyerson & Williams, "On the complexity of optimal
 k-anonymity", PODS 2004, section 3); :func:`local_suppression` is a greedy in the manner of the set-cover greedy
-(Chvátal 1979) applied to suppression patterns (see its Notes). No Python loop runs over rows.
+(Chvátal 1979) applied to suppression patterns (see its Notes). The greedy of :func:`local_suppression`:
+
+The rows of classes smaller than k are the *violating* rows. A suppression pattern S is a set of columns;
+giving a violating row pattern S costs the cells of S it does not already hold as ``*``. Patterns are taken
+in order of cost, fewest suppressed columns first (the cost per row covered of the set-cover greedy), and
+within a level of s columns by coverage:
+
+1. For each pattern S of s columns, the *gain* is the number of violating rows that, with S suppressed,
+   would fall in a group of at least k rows: the other violating rows given S, plus the rows already
+   published with ``*`` in S that agree elsewhere (rows settled earlier, rows already ``*`` in the input).
+2. The pattern with the largest gain (ties: the first in column order) is applied to exactly those rows,
+   which leave the violating set; the gains of the other patterns can only fall, so they are re-evaluated
+   lazily (a priority queue of stale gains, as in the lazy greedy of Minoux 1978). The level ends when no
+   pattern gains a row (checked by a full re-evaluation); then s + 1.
+3. Violating rows left after s = q - 1 are suppressed entirely. If the all-``*`` class then holds between 1
+   and k - 1 rows, it is filled to k with rows of other classes, fewest published (non-``*``) cells first:
+   rows a class of more than k can spare, else whole classes (see ``filled``).
+4. If the total exceeds the cells of record suppression (every quasi-identifier of every violating row,
+   filled the same way), the record suppression is returned instead (``method="record"``); so local
+   suppression never costs more cells than record suppression.
+
+With q quasi-identifiers there are C(q, s) patterns of s columns; a level with more than
+:data:`MAX_PATTERNS` tries the one-column extensions of the patterns of the level below that brought the
+most violating rows together (groups of two or more), ``MAX_PATTERNS / q`` of them. Each evaluation costs
+one sort of the violating rows (plus the rows already ``*`` in S), so a level costs about its number of
+patterns times that.
+
+Suppressing rows of large classes to fill small groups (e.g. one spare row of a class of k + 1 completing
+a group of k - 1 violating rows) is left out, except to fill the all-``*`` class in step 3.
+
+No Python loop runs over rows.
 """
 
 from __future__ import annotations
@@ -19,13 +49,13 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.matrix import positive_int
 
 __all__ = ["MAX_PATTERNS", "SuppressionResult", "local_suppression", "record_suppression"]
 
@@ -112,36 +142,10 @@ def local_suppression(codes: np.ndarray, k: int, *, max_cells: int | None = None
 
     Notes
     -----
-    The rows of classes smaller than k are the *violating* rows. A suppression pattern S is a set of columns;
-    giving a violating row pattern S costs the cells of S it does not already hold as ``*``. Patterns are taken
-    in order of cost, fewest suppressed columns first (the cost per row covered of the set-cover greedy), and
-    within a level of s columns by coverage:
-
-    1. For each pattern S of s columns, the *gain* is the number of violating rows that, with S suppressed,
-       would fall in a group of at least k rows: the other violating rows given S, plus the rows already
-       published with ``*`` in S that agree elsewhere (rows settled earlier, rows already ``*`` in the input).
-    2. The pattern with the largest gain (ties: the first in column order) is applied to exactly those rows,
-       which leave the violating set; the gains of the other patterns can only fall, so they are re-evaluated
-       lazily (a priority queue of stale gains, as in the lazy greedy of Minoux 1978). The level ends when no
-       pattern gains a row (checked by a full re-evaluation); then s + 1.
-    3. Violating rows left after s = q - 1 are suppressed entirely. If the all-``*`` class then holds between 1
-       and k - 1 rows, it is filled to k with rows of other classes, fewest published (non-``*``) cells first:
-       rows a class of more than k can spare, else whole classes (see ``filled``).
-    4. If the total exceeds the cells of record suppression (every quasi-identifier of every violating row,
-       filled the same way), the record suppression is returned instead (``method="record"``); so local
-       suppression never costs more cells than record suppression.
-
-    With q quasi-identifiers there are C(q, s) patterns of s columns; a level with more than
-    :data:`MAX_PATTERNS` tries the one-column extensions of the patterns of the level below that brought the
-    most violating rows together (groups of two or more), ``MAX_PATTERNS / q`` of them. Each evaluation costs
-    one sort of the violating rows (plus the rows already ``*`` in S), so a level costs about its number of
-    patterns times that.
-
-    Suppressing rows of large classes to fill small groups (e.g. one spare row of a class of k + 1 completing
-    a group of k - 1 violating rows) is left out, except to fill the all-``*`` class in step 3.
+    The greedy (set-cover order of patterns, lazy re-evaluation, the all-``*`` class filled, never more cells
+    than record suppression) is described in the module docstring.
     """
     m, native = _prepare(codes, k, star)
-    q = m.shape[1]
     k = int(k)
     before = m.copy()
     violating = _violating(m, k)
@@ -152,48 +156,9 @@ def local_suppression(codes: np.ndarray, k: int, *, max_cells: int | None = None
     record_cells = _record_cells(before, native, violating, k)
     if max_cells is not None and record_cells <= max_cells:
         max_cells = None  # the answer is at most record suppression's cells: within the budget whatever happens
-    rows = violating.copy()
-    cells = 0
-    previous: list[tuple[int, ...]] = []
-    near: dict[tuple[int, ...], int] = {}
-    for s in range(1, q):
-        if rows.size == 0:
-            break
-        patterns = _patterns(q, s, previous, near)
-        gains = {p: _gain(m, native, rows, p, k) for p in patterns}
-        heap = [(-int(ok.sum()), i, p) for i, (p, (ok, _)) in enumerate(gains.items())]
-        heapq.heapify(heap)
-        while rows.size:
-            picked = None
-            while heap:
-                _, i, p = heapq.heappop(heap)
-                ok, _ = _gain(m, native, rows, p, k)
-                gain = int(ok.sum())
-                if gain == 0:
-                    continue  # gains never rise within a level but through rows already '*': checked below
-                if not heap or gain >= -heap[0][0]:
-                    picked = (p, ok)
-                    heapq.heappush(heap, (0, i, p))
-                    break
-                heapq.heappush(heap, (-gain, i, p))
-            if picked is None:  # full re-evaluation: no pattern gains a row any more (or one rose: go on)
-                fresh = [(-int(_gain(m, native, rows, p, k)[0].sum()), i, p) for i, p in enumerate(patterns)]
-                if all(g == 0 for g, _, _ in fresh):
-                    break
-                heap = fresh
-                heapq.heapify(heap)
-                continue
-            p, ok = picked
-            chosen = rows[ok]
-            cols = list(p)
-            cells += int((m[np.ix_(chosen, cols)] != native[cols]).sum())
-            m[np.ix_(chosen, cols)] = native[cols]
-            rows = rows[~ok]
-            if max_cells is not None and cells + _lower_bound(m, native, rows) > max_cells:
-                return None
-        previous = patterns
-        beam = rows.size and s + 1 < q and math.comb(q, s + 1) > MAX_PATTERNS
-        near = {p: int(_gain(m, native, rows, p, k)[1].sum()) for p in patterns} if beam else {}
+    rows = _suppress_patterns(m, native, violating.copy(), k, max_cells)
+    if rows is None:
+        return None
     m[rows] = native
     filled = _fill_star_class(m, native, k)
     out = _result(before, m, native, k, violating, filled, "local")
@@ -224,6 +189,66 @@ def record_suppression(codes: np.ndarray, k: int, *, star: Sequence[int | None] 
 # ---------------------------------------------------------------------------------------------------- internals
 
 
+def _suppress_patterns(m: np.ndarray, native: np.ndarray, rows: np.ndarray, k: int,
+                       max_cells: int | None) -> np.ndarray | None:
+    """Steps 1-2 of :func:`local_suppression`, level by level (s = 1 .. q - 1 suppressed columns), suppressing in
+    ``m`` in place: the violating rows left, or None as soon as more than ``max_cells`` cells are certain."""
+    q = m.shape[1]
+    cells = 0
+    previous: list[tuple[int, ...]] = []
+    near: dict[tuple[int, ...], int] = {}
+    for s in range(1, q):
+        if rows.size == 0:
+            break
+        patterns = _patterns(q, s, previous, near)
+        level = _suppress_level(m, native, rows, patterns, k, cells, max_cells)
+        if level is None:
+            return None
+        rows, cells = level
+        previous = patterns
+        beam = rows.size and s + 1 < q and math.comb(q, s + 1) > MAX_PATTERNS
+        near = {p: int(_gain(m, native, rows, p, k)[1].sum()) for p in patterns} if beam else {}
+    return rows
+
+
+def _suppress_level(m: np.ndarray, native: np.ndarray, rows: np.ndarray, patterns: list[tuple[int, ...]], k: int,
+                    cells: int, max_cells: int | None) -> tuple[np.ndarray, int] | None:
+    """One level of the lazy greedy: apply the pattern of largest gain until none gains a row; the violating rows
+    left and the cells suppressed so far, or None when ``max_cells`` is exceeded."""
+    gains = {p: _gain(m, native, rows, p, k) for p in patterns}
+    heap = [(-int(ok.sum()), i, p) for i, (p, (ok, _)) in enumerate(gains.items())]
+    heapq.heapify(heap)
+    while rows.size:
+        picked = None
+        while heap:
+            _, i, p = heapq.heappop(heap)
+            ok, _ = _gain(m, native, rows, p, k)
+            gain = int(ok.sum())
+            if gain == 0:
+                continue  # gains never rise within a level but through rows already '*': checked below
+            if not heap or gain >= -heap[0][0]:
+                picked = (p, ok)
+                heapq.heappush(heap, (0, i, p))
+                break
+            heapq.heappush(heap, (-gain, i, p))
+        if picked is None:  # full re-evaluation: no pattern gains a row any more (or one rose: go on)
+            fresh = [(-int(_gain(m, native, rows, p, k)[0].sum()), i, p) for i, p in enumerate(patterns)]
+            if all(g == 0 for g, _, _ in fresh):
+                break
+            heap = fresh
+            heapq.heapify(heap)
+            continue
+        p, ok = picked
+        chosen = rows[ok]
+        cols = list(p)
+        cells += int((m[np.ix_(chosen, cols)] != native[cols]).sum())
+        m[np.ix_(chosen, cols)] = native[cols]
+        rows = rows[~ok]
+        if max_cells is not None and cells + _lower_bound(m, native, rows) > max_cells:
+            return None
+    return rows, cells
+
+
 def _prepare(codes: np.ndarray, k: int, star: Sequence[int | None] | None) -> tuple[np.ndarray, np.ndarray]:
     """Dense internal codes (0..c_j - 1 per column) and each column's code of ``*`` (c_j unless given)."""
     codes = np.asarray(codes)
@@ -231,11 +256,7 @@ def _prepare(codes: np.ndarray, k: int, star: Sequence[int | None] | None) -> tu
         raise ValueError(f"codes must be a 2-D matrix (rows, quasi-identifiers), got {codes.ndim} dimension(s)")
     if codes.size and not np.issubdtype(codes.dtype, np.integer):
         raise ValueError("codes must be integers")
-    if isinstance(k, bool):
-        raise SpecError("suppression: k must be an integer")
-    k = operator.index(k)
-    if k < 1:
-        raise SpecError(f"suppression: k must be at least 1, got {k}")
+    k = positive_int(k, "suppression: k", SpecError)
     n, q = codes.shape
     if n < k:
         raise InputError(f"suppression: {n} rows cannot form a class of k={k}")

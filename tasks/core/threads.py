@@ -12,8 +12,8 @@ Two facts shape the code:
 * A library reads its thread count when it is loaded, and some load late: SciPy brings its own OpenBLAS when a
   step first imports scikit-learn, and scikit-learn brings OpenMP (``libgomp``). threadpoolctl can only limit
   the libraries already loaded. So the environment variables (:data:`THREAD_VARIABLES`) are set as well, before
-  anything loads where ppdp controls the process (:func:`ppdp.flows.settings.apply`, run on importing
-  ``ppdp.flows``, before numpy is imported) and at every limit after that, for the libraries still to come.
+  anything loads where ppdp controls the process (:func:`ppdp.flows.settings.apply_settings`, run by every entry
+  point, before numpy is imported) and at every limit after that, for the libraries still to come.
 * OpenBLAS's count is process-wide, but OpenMP's is per thread: ``omp_set_num_threads`` in the main thread
   leaves a Prefect worker thread at the default (the machine's cores). So :func:`one_native_thread_from_now_on`
   is called in each step's own thread (:mod:`ppdp.flows.steps`) and by the flows' main thread; the Python API
@@ -60,7 +60,7 @@ def one_native_thread_from_now_on() -> bool:
     set_thread_environment()
     limit = native_thread_limit()
     try:
-        from threadpoolctl import threadpool_info, threadpool_limits
+        from threadpoolctl import threadpool_info, threadpool_limits  # optional: threadpoolctl may be missing
 
         threadpool_limits(limits=limit)
         return all(lib["num_threads"] == limit for lib in threadpool_info())
@@ -93,7 +93,7 @@ def single_threaded_blas() -> AbstractContextManager[object]:
 def _limited(limits: int, user_api: str | None) -> AbstractContextManager[object]:
     """threadpoolctl's limit as a context manager (restoring on exit), or a no-op where it cannot be set."""
     try:
-        from threadpoolctl import threadpool_limits
+        from threadpoolctl import threadpool_limits  # optional: threadpoolctl may be missing
 
         return threadpool_limits(limits=limits, user_api=user_api)
     except Exception:  # noqa: BLE001 - an unknown native build: run with its own threads, only slower

@@ -14,12 +14,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 
+from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ExpectationOutcome, IngestReport, Roles
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks.core.counts import Counts, ValueCounts, row_counts, summed_counts
 from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.io import file_sha256, read_table
+from ppdp.tasks.digests import input_digest, listing_sha256
+from ppdp.tasks.distributed.series import column_constants
+from ppdp.tasks.ingest import coerce_types, ingest
+from ppdp.tasks.privacy.partitioned import common_schema, partition_files
+from ppdp.tasks.publish import ensure_root
+from ppdp.tasks.spec import check_spec_against_header
 
 SAMPLE_ROWS = 200_000
 """Rows of the first partition the tag step detects roles on (declared roles need none)."""
@@ -40,10 +49,6 @@ class Inputs:
 def list_inputs(spec: ReleaseSpec) -> Inputs:
     """The partitions of ``spec.source.path`` (a folder), their schemas checked to agree, and the header; the spec
     is checked against the header as for one file."""
-    from ppdp.tasks.privacy.partitioned import common_schema, partition_files
-    from ppdp.tasks.publish import ensure_root
-    from ppdp.tasks.spec import check_spec_against_header
-
     folder = spec.source.path
     files = partition_files(folder)
     schema = common_schema(files)
@@ -61,71 +66,14 @@ def partition_spec(spec: ReleaseSpec, path: Path) -> ReleaseSpec:
 def read_partition(spec: ReleaseSpec, path: Path) -> tuple[pd.DataFrame, IngestReport]:
     """One partition ingested as a single file is (:func:`ppdp.tasks.ingest.ingest`): its frame and report (no keyed
     digest: the input's is made over every file, by :func:`ingest_report`)."""
-    from ppdp.tasks.ingest import ingest
-
     return ingest(partition_spec(spec, path), keyed=False)
 
 
 def sample_frame(spec: ReleaseSpec, inputs: Inputs) -> pd.DataFrame:
     """The first partition's first :data:`SAMPLE_ROWS` rows, read and typed as ingest types them (for tagging:
     detection rules need values; declared roles do not). Its checks and suite run in its ingest task."""
-    from ppdp.tasks.ingest import coerce_types, read_table
-
     frame = read_table(partition_spec(spec, inputs.files[0]).source)
     return coerce_types(frame.iloc[:SAMPLE_ROWS].reset_index(drop=True), spec)
-
-
-# -- value counts ---------------------------------------------------------------------------------------------
-@dataclass
-class ValueCounts:
-    """A column's distinct values (missing included, as one value) in order of first appearance, and how many
-    rows hold each."""
-
-    values: pd.Index
-    counts: np.ndarray
-
-    @classmethod
-    def of(cls, series: pd.Series) -> ValueCounts:
-        codes, uniques = pd.factorize(series, use_na_sentinel=False)
-        return cls(pd.Index(uniques, dtype=series.dtype if not isinstance(uniques, pd.Index) else uniques.dtype),
-                   np.bincount(np.asarray(codes, dtype=np.int64), minlength=len(uniques)).astype(np.int64))
-
-    @classmethod
-    def merge(cls, parts: list[ValueCounts]) -> ValueCounts:
-        """The counts of consecutive partitions as one (first appearance over the partitions in order)."""
-        parts = [p for p in parts if len(p.values)] or parts[:1]
-        if len(parts) == 1:
-            return parts[0]
-        values = parts[0].values.append([p.values for p in parts[1:]])
-        codes, uniques = pd.factorize(values, use_na_sentinel=False)
-        weights = np.concatenate([p.counts for p in parts]).astype(np.float64)
-        total = np.bincount(np.asarray(codes, dtype=np.int64), weights=weights, minlength=len(uniques))
-        return cls(pd.Index(uniques), np.rint(total).astype(np.int64))
-
-    def series(self) -> pd.Series:
-        """The distinct values as a column (one row each), for builders that need only the distinct values."""
-        return pd.Series(self.values, dtype=self.values.dtype)
-
-    def as_counts(self) -> pd.Series:
-        """Counts by value, missing left out (as ``Series.value_counts(dropna=True)`` counts)."""
-        present = ~pd.isna(self.values)
-        return pd.Series(self.counts[present], index=self.values[present])
-
-
-def row_counts(table: pd.DataFrame) -> pd.DataFrame:
-    """A count table: ``table``'s distinct rows (missing a value of its own) in order of first appearance, with how
-    many rows hold each (column ``n``)."""
-    return table.groupby(list(table.columns), dropna=False, sort=False).size().reset_index(name="n")
-
-
-def summed_counts(tables: list[pd.DataFrame]) -> pd.DataFrame:
-    """Count tables of consecutive partitions (:func:`row_counts`) as one: first appearance over the partitions in
-    order, ``n`` summed."""
-    tables = [t for t in tables if len(t)] or list(tables[:1])
-    if len(tables) == 1:
-        return tables[0]
-    joined = pd.concat(tables, ignore_index=True)
-    return joined.groupby([c for c in joined.columns if c != "n"], dropna=False, sort=False)["n"].sum().reset_index()
 
 
 @dataclass
@@ -146,8 +94,6 @@ def counted_columns(roles: Roles) -> list[str]:
     """The columns pass 1 counts: every quasi-identifier, sensitive attribute, the class, every categorical
     column the rare-value rule applies to, and every column published beside them (an attacker's view may make it
     a quasi-identifier); identifiers dropped or pseudonymized are not published as read."""
-    from ppdp.schemas.base import ColumnKind, Role
-
     out = []
     for tag in roles.columns:
         if tag.treatment in ("dropped", "pseudonymized") or tag.role is Role.identifier:
@@ -166,8 +112,6 @@ def count_frame(frame: pd.DataFrame, roles: Roles) -> tuple[dict[str, ValueCount
     cls = roles.class_column
     class_counts: dict[str, pd.DataFrame] = {}
     if cls is not None and cls in frame.columns:
-        from ppdp.schemas.base import ColumnKind
-
         categorical = {t.name for t in roles.columns if t.kind in (ColumnKind.nominal, ColumnKind.ordinal)}
         for c in columns:
             if c == cls or c not in categorical:  # the rare-value rule counts categorical columns only
@@ -182,12 +126,8 @@ def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles
     """Ingest partition ``index``: read it, run the input suite and the spec's checks, hash it, count the values of
     :func:`counted_columns` (with the class beside each, for the rare-value rule), and tell which columns hold one
     value (keyed by ``hash_key``: :func:`ppdp.tasks.distributed.series.column_constants`)."""
-    from ppdp.tasks.distributed.series import column_constants
-    from ppdp.tasks.ingest import file_sha256
-
     path = inputs.files[index]
     if _rows(path) == 0:  # an empty partition (a day without records) holds nothing to check; the table's rows
-        from ppdp.tasks.ingest import read_table  # are checked over every partition (ingest_report)
 
         frame = read_table(partition_spec(spec, path).source)
         report = IngestReport(path=str(path), format="parquet", rows=0, columns=list(frame.columns),
@@ -203,8 +143,6 @@ def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles
 
 
 def _rows(path: Path) -> int:
-    import pyarrow.parquet as pq
-
     try:
         return int(pq.ParquetFile(path).metadata.num_rows)
     except Exception:  # noqa: BLE001 - unreadable: the ingest names it
@@ -215,8 +153,6 @@ def input_sha256(inputs: Inputs, parts: list[PartitionIngest]) -> str:
     """SHA-256 of the lines ``<file relative to the folder> <its SHA-256>``, one per file in partition order (sorted
     by path below the folder): a file added, removed, renamed or changed changes it. Never published: a release
     publishes its keyed digest (:func:`ingest_report`), the publisher's private record keeps this."""
-    from ppdp.tasks.digests import listing_sha256
-
     return listing_sha256([(p.file, p.sha256) for p in sorted(parts, key=lambda p: p.index)])
 
 
@@ -242,8 +178,6 @@ def merged_outcomes(outcomes: list[ExpectationOutcome]) -> list[ExpectationOutco
 def ingest_report(spec: ReleaseSpec, inputs: Inputs, parts: list[PartitionIngest]) -> IngestReport:
     """The input's report: the folder, its rows, the keyed digest of the hash over its files, the suite's outcomes
     over every partition."""
-    from ppdp.tasks.digests import input_digest
-
     every = [p.report for p in sorted(parts, key=lambda p: p.index)]
     rows = sum(r.read_rows for r in every)
     reports = [r for r in every if r.read_rows]  # an empty partition ran no suite
@@ -256,20 +190,6 @@ def ingest_report(spec: ReleaseSpec, inputs: Inputs, parts: list[PartitionIngest
                         suite=reports[0].suite,
                         expectation_count=max(r.expectation_count for r in reports),
                         expectations=merged_outcomes([e for r in reports for e in r.expectations]))
-
-
-@dataclass
-class Counts:
-    """Pass 1 merged: each counted column's values and counts over the whole input, its values by class, and the
-    rows of each partition."""
-
-    columns: dict[str, ValueCounts]
-    by_class: dict[str, pd.DataFrame]
-    rows: list[int]
-
-    @property
-    def total(self) -> int:
-        return int(sum(self.rows))
 
 
 def merge_counts(parts: list[PartitionIngest]) -> Counts:

@@ -19,16 +19,19 @@ import pandas as pd
 import pyarrow as pa
 
 from ppdp.schemas.base import Role
-from ppdp.schemas.methods import identity_by
-from ppdp.schemas.reports import AttackerView, PrivacyReport, Roles, UtilityReport
+from ppdp.schemas.reports import AttackerView, PrivacyReport, Roles
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.schemas.units import identity_by
+from ppdp.schemas.utility import UtilityReport
 from ppdp.tasks.core.errors import InternalError, PpdpError
+from ppdp.tasks.privacy import partitioned
+from ppdp.tasks.privacy.attacker import accept_of, beside_columns, check_floor
+from ppdp.tasks.privacy.measure import check_gates
+from ppdp.tasks.utility import evaluate_utility, holdout_positions
 
 
 def known_columns(roles: Roles, columns: list[str]) -> tuple[list[str], list[str]]:
     """(the published quasi-identifiers, the columns published beside them that an attacker may know)."""
-    from ppdp.tasks.privacy.attacker import beside_columns
-
     qis = [q for q in roles.quasi_identifiers if q in columns]
     return qis, beside_columns(pd.DataFrame(columns=columns), roles, qis)  # its rule reads the column names only
 
@@ -39,16 +42,12 @@ def measure_published(data: Path, roles: Roles, spec: ReleaseSpec, columns: list
     release's own ``schema`` (:func:`ppdp.tasks.distributed.output.release_schema`), never by the checks for
     hostile input; ``cluster``: a Dask scheduler's address to count on (None: in this process). A failure to
     measure them is ppdp's own (:class:`InternalError`), never blamed on the input."""
-    from ppdp.tasks.privacy.attacker import accept_of, check_floor
-    from ppdp.tasks.privacy.measure import check_gates
-    from ppdp.tasks.privacy.partitioned import validate_folder
-
     qis, beside = known_columns(roles, columns)
     sa = [s for s in roles.names(Role.sensitive) if s in columns]
     policy = spec.privacy
     hierarchies = {s: p for s, p in policy.hierarchies.items() if s in sa} or None
     try:
-        checked = validate_folder(data, [*qis, *beside], sa, policy, na_values=[], hierarchies=hierarchies,
+        checked = partitioned.validate_folder(data, [*qis, *beside], sa, policy, na_values=[], hierarchies=hierarchies,
                                   cluster=cluster, schema=schema)
     except PpdpError as exc:
         raise InternalError(f"measuring the release's own row files in {data} failed ({exc}); nothing was "
@@ -70,8 +69,6 @@ def measure_utility(spec: ReleaseSpec, roles: Roles, original: pd.DataFrame, pub
     """Utility on the sample, as a recoding of every row measures it: the sample split into training and held-out
     rows (stratified, seeded); classifiers trained on the published training rows are tested on the published
     held-out rows, the baseline on the original ones."""
-    from ppdp.tasks.utility import evaluate_utility, holdout_positions
-
     cls = roles.class_column
     assert cls is not None  # the spec check requires a class column
     train, test = holdout_positions(original, cls, spec.utility.test_fraction, spec.seed)

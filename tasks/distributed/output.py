@@ -23,11 +23,21 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ppdp.expectations import validate_frame
 from ppdp.schemas.reports import ExpectationOutcome, Roles
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks.core.errors import ReleaseRejected
+from ppdp.tasks.core.errors import InternalError, ReleaseRejected
+from ppdp.tasks.core.io import read_table
+from ppdp.tasks.core.labels import column_label
 from ppdp.tasks.distributed.inputs import Counts, Inputs
+from ppdp.tasks.distributed.measure import known_columns
 from ppdp.tasks.distributed.rare import RarePlan, apply_rare
+from ppdp.tasks.distributed.series import write_members
+from ppdp.tasks.expectation_text import describe
+from ppdp.tasks.ingest import coerce_types
+from ppdp.tasks.layout import data_file_name
+from ppdp.tasks.publish import output_suite, write_data_file
+from ppdp.tasks.tag import protect_identifiers
 
 SHUFFLE = ".shuffle"
 
@@ -44,8 +54,6 @@ def derived_seed(seed: int, key: bytes | None, *what: object) -> int:
 
 def read_partition(spec: ReleaseSpec, inputs: Inputs, index: int) -> pd.DataFrame:
     """Partition ``index`` as read (its checks passed at ingest), number columns read as text made numbers."""
-    from ppdp.tasks.ingest import coerce_types, read_table
-
     source = spec.source.model_copy(update={"path": inputs.files[index], "format": "parquet"})
     return coerce_types(read_table(source), spec)
 
@@ -55,8 +63,6 @@ def load_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, 
     """Partition ``index`` as the method receives it: :func:`read_partition` (or ``raw``, what it returned),
     identifiers dropped or pseudonymized, the rare-value rule applied (the index kept: rows left out are missing
     from it)."""
-    from ppdp.tasks.tag import protect_identifiers
-
     frame = read_partition(spec, inputs, index) if raw is None else raw
     frame = protect_identifiers(frame, roles, spec.identifiers, pseudonym_key)
     return apply_rare(frame, rare)
@@ -164,9 +170,6 @@ def recode_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles
     frame = load_partition(spec, inputs, index, roles, pseudonym_key, rare, raw=raw)
     published = method.recode(fitted, frame, allotted)
     if identity is not None:
-        from ppdp.tasks.distributed.measure import known_columns
-        from ppdp.tasks.distributed.series import write_members
-
         qis, beside = known_columns(roles, [str(c) for c in published.columns])
         write_members(raw, published, [*qis, *beside], protected, identity, staging, index)
     pieces, schema = write_pieces(published, staging, index, files,
@@ -191,9 +194,6 @@ def release_schema(schemas: list[pa.Schema], declared: dict[str, pa.DataType]) -
     text column (no type of its own) takes the others' type, integers beside a partition's missing values (read as
     floats) become floats, a dictionary is its values' type. Partitions whose types cannot be unified are an
     :class:`InternalError` (ppdp published a column two ways; the input's partitions agree on their schema)."""
-    from ppdp.tasks.core.errors import InternalError
-    from ppdp.tasks.core.labels import column_label
-
     names = list(schemas[0].names) if schemas else []
     if any(list(s.names) != names for s in schemas):
         raise InternalError("the partitions' published columns differ (names or order); nothing was published")
@@ -233,10 +233,6 @@ def write_row_file(staging: Path, number: int, release_id: str, spec: ReleaseSpe
     the same types), shuffled, checked with the output suite (identifiers absent or pseudonyms; the class-based
     expectations are measured over every file from counts instead) and written as ``data/part-<number>.parquet``;
     its pieces removed. A file with no piece is not written."""
-    from ppdp.expectations import validate_frame
-    from ppdp.tasks.layout import data_file_name
-    from ppdp.tasks.publish import output_suite, write_data_file
-
     pieces = sorted((staging / SHUFFLE).glob(f"{number:05d}-*.parquet"))
     name = data_file_name(number)
     if not pieces:
@@ -249,7 +245,6 @@ def write_row_file(staging: Path, number: int, release_id: str, spec: ReleaseSpe
     outcomes = validate_frame(frame, suite)
     failed = [o for o in outcomes if not o.success]
     if failed:  # in plain words, never a value (the rows are shuffled: no row number)
-        from ppdp.tasks.expectation_text import describe
 
         raise ReleaseRejected(f"output suite failed on {name}: " + "; ".join(describe(failed, suite, None,
                               list(frame.columns))), [o.expectation for o in failed])

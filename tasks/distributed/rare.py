@@ -15,7 +15,7 @@ from ppdp.schemas.reports import ColumnTag, RareCategoryColumn, RareCategoryRepo
 from ppdp.schemas.spec import ColumnKind, Role
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.distributed.inputs import Counts
-from ppdp.tasks.rare import _adjacent, _suppress, _with_token, categorical_columns, token_for, token_possible
+from ppdp.tasks.rare import categorical_columns, recode_adjacent, suppress_cells, token_for, token_possible, with_token
 
 
 @dataclass
@@ -73,7 +73,7 @@ def rare_plan(counts: Counts, roles: Roles, k: int, skip: tuple[str, ...] = ()) 
         action: RareAction
         if tag.kind is ColumnKind.ordinal and tag.order and tag.role is not Role.class_:
             order = list(tag.order)
-            probe = _adjacent(pd.Series(rare, dtype=object), counted, rare, order, k)
+            probe = recode_adjacent(pd.Series(rare, dtype=object), counted, rare, order, k)
             action = RareAction(tag.name, "merged_adjacent" if probe is not None and probe.action == "merged_adjacent"
                                 else "suppressed", rare, counts=counted, order=order)
         elif token_possible(dtype_probe) and cells >= k:
@@ -105,11 +105,11 @@ def apply_rare(frame: pd.DataFrame, plan: RarePlan) -> pd.DataFrame:
             continue
         if a.action == "merged":
             assert a.token is not None
-            out[a.column] = _with_token(series, mask, a.token).array
+            out[a.column] = with_token(series, mask, a.token).array
         elif a.action == "merged_adjacent":
             assert a.counts is not None and a.order is not None
-            outcome = _adjacent(series, a.counts, a.rare, a.order, plan.k)
-            out[a.column] = (outcome.series if outcome is not None else _suppress(series, mask)).array
+            outcome = recode_adjacent(series, a.counts, a.rare, a.order, plan.k)
+            out[a.column] = (outcome.series if outcome is not None else suppress_cells(series, mask)).array
         else:
-            out[a.column] = _suppress(series, mask).array
+            out[a.column] = suppress_cells(series, mask).array
     return out.reset_index(drop=True)

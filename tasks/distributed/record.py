@@ -17,12 +17,13 @@ from ppdp.schemas.reports import (
     RareCategoryReport,
     Roles,
     TuningTrace,
-    UtilityReport,
 )
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.schemas.utility import UtilityReport
+from ppdp.tasks import publish
 from ppdp.tasks.distributed.inputs import merged_outcomes
-from ppdp.tasks.distributed.methods import Fitted
 from ppdp.tasks.distributed.output import SamplePlan
+from ppdp.tasks.sanitize.partitions import Fitted
 
 
 def named_per_class(per_class: dict[str, int], totals: dict[str, int], k: int) -> dict[str, int]:
@@ -40,8 +41,6 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
                    sample: SamplePlan, class_totals: dict[str, int], schema: pa.Schema, series=None) -> Manifest:
     """The manifest of a partitioned release about to be published (its ``data_files`` and ``output_sha256`` are
     filled in by :func:`ppdp.tasks.publish.publish_row_files`)."""
-    from ppdp.tasks.publish import collect_versions, column_treatments
-
     method = MethodRecord(name=sanitizer.name, params={**sanitizer.params().model_dump(mode="json", exclude={"name"}),
                                                         "seed": int(spec.seed)},
                           unit=unit, groups=fitted.groups, suppressed_rows=fitted.suppressed_rows,
@@ -51,10 +50,10 @@ def build_manifest(*, release_id: str, started: datetime, spec: ReleaseSpec, spe
         release_id=release_id, dataset=spec.dataset, created_at=started, input_digest=ingest.input_digest,
         input_key_id=ingest.input_key_id,
         rows=rows, columns=columns, unit=unit,
-        treatments=column_treatments(roles, treatments, sanitizer.name, unit, rare),
+        treatments=publish.column_treatments(roles, treatments, sanitizer.name, unit, rare),
         spec=spec, spec_sha256=spec_sha256, roles=roles, rare_categories=rare, ingest=ingest, method=method,
         seed=spec.seed, privacy=privacy, series=series, utility=utility, tuning=tuning,
-        output_checks=merged_outcomes(output_checks), versions=collect_versions(), flow_run_id=flow_run_id,
+        output_checks=merged_outcomes(output_checks), versions=publish.collect_versions(), flow_run_id=flow_run_id,
         column_types={f.name: str(f.type) for f in schema},
         sample=UtilitySample(rows=sample.size, population=sample.population, seed=spec.seed,
                              per_class=named_per_class(sample.per_class, class_totals, spec.label_k)))

@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from ppdp.schemas.methods import GROUP_COLUMN
 from ppdp.schemas.reports import Roles
+from ppdp.tasks import keys
 from ppdp.tasks import series as ledger
 from ppdp.tasks.privacy.candidates import merge_signatures, signatures
 
@@ -195,8 +196,6 @@ def piece_rows(staging: Path) -> int:
 def take_ledger_members(staging: Path, release_id: str) -> Path:
     """Move the release's ledger pieces out of the staging folder (which is sealed and published next) into the
     ledger's incoming folder; returns where they are now. The rest of ``.series/`` is removed."""
-    from ppdp.tasks import keys
-
     incoming = keys.config_dir() / ledger.LEDGER_DIR / "incoming" / release_id
     if incoming.exists():
         shutil.rmtree(incoming)

@@ -17,8 +17,8 @@ import pandas as pd
 from ppdp.schemas.federate import AttributeSpec, FederateSpec, PartySpec, value_text
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError, PpdpError, ReleaseRejected, SpecError
+from ppdp.tasks.core.io import file_sha256, first_row, read_header, read_table
 from ppdp.tasks.core.labels import column_label, key_path, key_text
-from ppdp.tasks.ingest import file_sha256, read_header, read_table
 
 PROTOCOL = ("additive secret sharing modulo 2**64 through two non-colluding semi-trusted mixers (A, B): each party "
             "sends one uniform share of its count vector to each mixer; the mixers' sums add up to the total counts")
@@ -126,15 +126,11 @@ def encode_frame(frame: pd.DataFrame, layout: Layout, where: str, class_column: 
     return codes, classes
 
 
-def _first_row(mask: np.ndarray) -> int:
-    return int(np.flatnonzero(mask)[0]) + 1
-
-
 def _encode_column(series: pd.Series, attribute: AttributeSpec | None, labels: tuple[str, ...], where: str,
                    label: str, key: str) -> np.ndarray:
     missing = series.isna().to_numpy()
     if missing.any():
-        raise InputError(f"{where}: {label}, data row {_first_row(missing)}: a missing value (every cell must hold a "
+        raise InputError(f"{where}: {label}, data row {first_row(missing)}: a missing value (every cell must hold a "
                          f"declared value of {key})")
     numeric = pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
     if attribute is not None and attribute.bins is not None:
@@ -144,7 +140,7 @@ def _encode_column(series: pd.Series, attribute: AttributeSpec | None, labels: t
         edges = np.asarray(attribute.bins, dtype=np.float64)
         outside = (values < edges[0]) | (values > edges[-1])
         if outside.any():
-            raise InputError(f"{where}: {label}, data row {_first_row(outside)}: a value outside the declared bins "
+            raise InputError(f"{where}: {label}, data row {first_row(outside)}: a value outside the declared bins "
                              f"({key}.bins)")
         return np.minimum(np.searchsorted(edges, values, side="right") - 1, len(edges) - 2).astype(np.int64)
     if numeric and not pd.api.types.is_integer_dtype(series):
@@ -156,7 +152,7 @@ def _encode_column(series: pd.Series, attribute: AttributeSpec | None, labels: t
     codes = pd.Categorical(texts.to_numpy(dtype=object), categories=list(labels)).codes.astype(np.int64)
     outside = codes < 0
     if outside.any():
-        raise InputError(f"{where}: {label}, data row {_first_row(outside)}: a value outside the declared domain "
+        raise InputError(f"{where}: {label}, data row {first_row(outside)}: a value outside the declared domain "
                          f"({key if key == 'class_domain' else key + '.domain'})")
     return codes
 

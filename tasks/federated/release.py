@@ -18,13 +18,16 @@ import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from ppdp.schemas.federate import AttributeRecord, FederatedManifest, FederateSpec, MinCountOutcome, PartyRecord
-from ppdp.tasks import audit
+from ppdp.tasks import audit, series
 from ppdp.tasks import spec as spec_io
 from ppdp.tasks.core.errors import InputError, PublishError, SpecError
+from ppdp.tasks.core.io import file_sha256
+from ppdp.tasks.digests import input_digest, keyed, publisher_key
 from ppdp.tasks.federated.model import COLUMNS, Suppressed, counts_from_table
 from ppdp.tasks.federated.protocol import PROTOCOL, layout_of
 from ppdp.tasks.federated.suppression import audit_suppression
-from ppdp.tasks.ingest import file_sha256
+from ppdp.tasks.layout import ensure_root
+from ppdp.tasks.private_record import Record
 from ppdp.tasks.publish import (
     META_MANIFEST_SHA,
     META_RELEASE_ID,
@@ -79,8 +82,6 @@ def spec_sha256(spec: FederateSpec) -> str:
 def preflight(spec: FederateSpec) -> None:
     """Checks that read no party's data: every party's file exists, the publish root is writable, the audit key
     is in place and the root holds no interrupted publish. (Each party checks its own header itself.)"""
-    from ppdp.tasks.layout import ensure_root
-
     for party in spec.parties:
         if not party.path.is_file():
             raise InputError(f"party {party.name}: its file {party.path} does not exist")
@@ -108,8 +109,6 @@ def party_records(spec: FederateSpec, hashes: list[tuple[str, str]]) -> list[Par
     """The parties as the manifest names them: each party's file by its keyed digest under the publisher's key
     (:mod:`ppdp.tasks.digests`), the file's SHA-256 kept for the publisher's private record only. ``hashes``: each
     party's name and its file's SHA-256, in spec order."""
-    from ppdp.tasks.digests import keyed, publisher_key
-
     key = publisher_key(spec.publish.root)
     return [PartyRecord(name=name, file_digest=keyed(sha, key).digest, private_sha256=sha) for name, sha in hashes]
 
@@ -118,8 +117,6 @@ def build_manifest(*, release_id: str, started: datetime, spec: FederateSpec, sp
                    parties: list[PartyRecord], result: Suppressed, rows: int, flow_run_id: str | None
                    ) -> FederatedManifest:
     """The manifest of a model about to be published (``output_sha256`` is filled in when written)."""
-    from ppdp.tasks.digests import input_digest
-
     attributes = [AttributeRecord(name=name, kind="binned" if a.bins is not None else "categorical",
                                   values=a.labels(), bins=a.bins) for name, a in spec.attributes.items()]
     digest = input_digest(inputs_sha256(parties), spec.publish.root)
@@ -176,14 +173,10 @@ def publish_model(frame: pd.DataFrame, manifest: FederatedManifest, started: dat
     """Publish crash-safely, as every release is (:func:`ppdp.tasks.publish.publish_staged`): under the root's
     publish lock, stage, append the ``pending`` audit entry, rename into place, append the completing
     ``published`` entry; on an error after the pending entry, remove the folder and roll the entry back."""
-    from ppdp.tasks.private_record import Record
-
     known = [p for p in manifest.parties if p.private_sha256 is not None]
     private = Record(release_id=manifest.release_id, dataset=manifest.dataset,
                      input_sha256=inputs_sha256(manifest.parties) if len(known) == len(manifest.parties) else None,
                      input_digest=manifest.input_digest, input_key_id=manifest.input_key_id)
-    from ppdp.tasks import series
-
     record = series.model_record(Path(manifest.spec.publish.root), manifest.release_id, manifest.dataset, started,
                                  "federated_naive_bayes", len(frame))
     final, manifest, _ = publish_staged(manifest, lambda root: stage_model(frame, manifest, root), started,

@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import Role
-from ppdp.schemas.methods import GROUP_COLUMN, Protection, Unit, identity_by
+from ppdp.schemas.methods import GROUP_COLUMN, Protection, Unit
 from ppdp.schemas.privacy import (
     DISCLOSURE_TOLERANCE_SD,
     AcceptBelowFloor,
@@ -62,6 +62,7 @@ from ppdp.schemas.reports import (
     FloorReport,
     Roles,
 )
+from ppdp.schemas.units import identity_by, unit_of
 from ppdp.tasks.core.groups import equivalence_class_ids
 
 STAR = "*"
@@ -305,29 +306,46 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
     known = [*qis, *counted]
     n = len(frame)
     ids = equivalence_class_ids(frame, known) if n else np.zeros(0, dtype=np.int64)
-    sizes = np.bincount(ids) if n else np.zeros(0, dtype=np.int64)
-    per_row = sizes[ids] if n else np.zeros(0)
-    how = identity_by(protects, unit)
     view: dict = dict(
-        protects=protects, identity_by=how, records=n, quasi_identifiers=qis, counted_columns=counted,
-        known_columns=every_known,
-        classes=int(sizes.size), smallest_class=int(sizes.min()) if sizes.size else 0,
-        records_alone=float(np.mean(per_row == 1)) if n else 0.0,
-        average_risk=float(np.mean(1.0 / per_row)) if n else 0.0,
-        highest_risk=float(1.0 / sizes.min()) if sizes.size else 0.0,
-        linkage_risk=linkage_risk if unit == "record" else None, nearest_distance=dict(nearest or {}),
+        protects=protects, identity_by=identity_by(protects, unit), records=n, quasi_identifiers=qis,
+        counted_columns=counted, known_columns=every_known, **_class_figures(ids, n),
+        linkage_risk=linkage_risk if unit_of(unit).compares_records else None, nearest_distance=dict(nearest or {}),
         uninformative_columns=uninformative_columns(frame),
         epsilon=dp.epsilon if dp is not None else None, delta=dp.delta if dp is not None else None,
     )
-    if unit == "generating_group" and GROUP_COLUMN in frame.columns and n:
-        g = equivalence_class_ids(frame, [GROUP_COLUMN])  # a group publishes one row per record it stands for
-        gsizes = np.bincount(g)
-        member = gsizes[g]
-        view.update(groups=int(gsizes.size), smallest_group=int(gsizes.min()),
-                    group_alone=float(np.mean(member == 1)), group_average_risk=float(np.mean(1.0 / member)))
+    if unit_of(unit).group_column and GROUP_COLUMN in frame.columns and n:
+        view.update(_group_figures(frame))
     if everything is not None:  # a row equal to a record on every column the attacker knows leads back to it
         columns = [c for c in every_known if c in everything.columns and roles_treatment(roles, c) != "pseudonymized"]
         view["exact_copies"] = exact_copy_share(frame, everything, columns)
+    view["disclosure"] = _disclosures(frame, protected, ids, source, row_source, published_truth)
+    return AttackerView(**view)
+
+
+def _class_figures(ids: np.ndarray, n: int) -> dict:
+    """Classes on the known columns: how many, the smallest, the records alone, the average and highest risk."""
+    sizes = np.bincount(ids) if n else np.zeros(0, dtype=np.int64)
+    per_row = sizes[ids] if n else np.zeros(0)
+    return dict(classes=int(sizes.size), smallest_class=int(sizes.min()) if sizes.size else 0,
+                records_alone=float(np.mean(per_row == 1)) if n else 0.0,
+                average_risk=float(np.mean(1.0 / per_row)) if n else 0.0,
+                highest_risk=float(1.0 / sizes.min()) if sizes.size else 0.0)
+
+
+def _group_figures(frame: pd.DataFrame) -> dict:
+    """Generating groups in the published group column: how many, the smallest, rows alone, average risk."""
+    g = equivalence_class_ids(frame, [GROUP_COLUMN])  # a group publishes one row per record it stands for
+    gsizes = np.bincount(g)
+    member = gsizes[g]
+    return dict(groups=int(gsizes.size), smallest_group=int(gsizes.min()),
+                group_alone=float(np.mean(member == 1)), group_average_risk=float(np.mean(1.0 / member)))
+
+
+def _disclosures(frame: pd.DataFrame, protected: Sequence[str], ids: np.ndarray, source: pd.DataFrame | None,
+                 row_source: np.ndarray | None, published_truth: bool) -> list[AttributeDisclosure]:
+    """Attribute disclosure of each protected column published, against the published values (a part of a
+    partitioned release) or the input rows the published ones stand for."""
+    n = len(frame)
     disclosures = []
     rows = np.asarray(row_source) if row_source is not None else None
     for column in protected:
@@ -346,8 +364,7 @@ def attacker_view(frame: pd.DataFrame, roles: Roles, *, protects: Protection, un
             continue
         if d is not None:
             disclosures.append(d)
-    view["disclosure"] = disclosures
-    return AttackerView(**view)
+    return disclosures
 
 
 def roles_treatment(roles: Roles, column: str) -> str | None:

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ppdp.tasks.fingerprints import record_hashes
+
 __all__ = ["aligned", "count_combos", "exposed_counts", "merge_counts", "merge_signatures", "pair_stats", "runs",
            "series_stats", "signatures", "value_stats"]
 
@@ -200,8 +202,6 @@ def signatures(frame: pd.DataFrame, classes: np.ndarray, columns: Sequence[str])
     hashes its values in one form whatever the column's type (:func:`ppdp.tasks.series.record_hashes`), so a
     column read back as floats, or a release's row files, hash as the frame that was written. Signatures of
     disjoint sets of rows add up (:func:`merge_signatures`)."""
-    from ppdp.tasks.series import record_hashes
-
     keep = np.asarray(classes) >= 0
     codes, uniques = pd.factorize(np.asarray(classes)[keep])
     rows = record_hashes(frame.reset_index(drop=True).loc[keep], list(columns)) if len(columns) else \

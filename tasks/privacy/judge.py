@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ppdp.schemas.base import Role
 from ppdp.schemas.methods import Protection
 from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.release import DpRelease
@@ -70,8 +71,6 @@ def promote_counted_columns(roles: Roles, report: PrivacyReport, policy: Privacy
     columns = columns_to_promote(report, policy)
     if not columns:
         return None
-    from ppdp.schemas.base import Role
-
     views = [r.attacker_view for r in (report.part_reports or [report]) if r.attacker_view is not None]
     alone = max(v.records_alone for v in views)
     smallest = min(v.smallest_class for v in views)

@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.base import ColumnKind, Role
+from ppdp.schemas.criteria.base import ClassTable, Judge
+from ppdp.schemas.criteria.registry import CRITERIA
 from ppdp.schemas.methods import GROUP_COLUMN
-from ppdp.schemas.privacy import GATE_UNITS, PrivacyThresholds, gates_judged
+from ppdp.schemas.privacy import PrivacyThresholds, gates_judged
 from ppdp.schemas.release import DpRelease, Release
 from ppdp.schemas.reports import (
     AnonymityMeasures,
@@ -31,6 +33,7 @@ from ppdp.schemas.reports import (
     Roles,
     SyntheticMeasures,
 )
+from ppdp.schemas.units import unit_of
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.groups import equivalence_class_ids
 from ppdp.tasks.core.hierarchy import read_hierarchy  # noqa: F401  (re-exported)
@@ -56,7 +59,7 @@ def measure_table(
 ) -> PrivacyReport:
     """Every model over ``frame``'s equivalence classes (rows sharing all ``qi`` values); no gates."""
     thresholds = thresholds or PrivacyThresholds()
-    report = _class_measures(frame, qi, qi, sa, thresholds, population, hierarchies)
+    report = class_measures(frame, qi, qi, sa, thresholds, population, hierarchies)
     attacker = _attack(frame, None, qi, sa, seed, attack_queries) if attack_queries else None
     return report.model_copy(update={"attacker": attacker})
 
@@ -88,14 +91,15 @@ def measure_release(
     frame = release.frame
     qis = [q for q in roles.quasi_identifiers if q in frame.columns]
     sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
-    if release.unit == "generating_group":
-        report = _class_measures(frame, [GROUP_COLUMN], qis, sas, thresholds, None, hierarchies)
+    unit = unit_of(release.unit)
+    if unit.group_column:
+        report = class_measures(frame, [GROUP_COLUMN], qis, sas, thresholds, None, hierarchies)
         synthetic = _synthetic(original, release, roles, qis, seed, thresholds.dcr_quantile)
         report = report.model_copy(update={"unit": "generating_group", "synthetic": synthetic[0],
                                            "linkage_risk": synthetic[0].linkage_risk, "dcr_quantile": synthetic[1]})
-    elif release.unit == "equivalence_class":
-        report = _class_measures(frame, qis, qis, sas, thresholds, population, hierarchies)
-    elif release.unit == "differential_privacy":  # no distance to the input's records: not a DP figure, not claimed
+    elif unit.counts_classes:
+        report = class_measures(frame, qis, qis, sas, thresholds, population, hierarchies)
+    elif unit.claims_by_construction:  # no distance to the input's records: not a DP figure, not claimed
         report = PrivacyReport(unit="differential_privacy", quasi_identifiers=qis, sensitive_attributes=sas,
                                records=len(frame),
                                dp=release.dp if isinstance(release, DpRelease) else None)
@@ -110,7 +114,7 @@ def measure_release(
     })
 
 
-def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas: list[str],
+def class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas: list[str],
                     thresholds: PrivacyThresholds, population: pd.DataFrame | None,
                     hierarchies: dict[str, pd.DataFrame] | None) -> PrivacyReport:
     ids = equivalence_class_ids(frame, classes)
@@ -146,6 +150,7 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
         if thresholds.l is not None and thresholds.l_variant == "recursive" and thresholds.c is not None and sas
         and len(frame) else None
     )
+    details.update(_criteria_measures(frame, classes, sas, ids, sizes, thresholds, population))
     report = PrivacyReport(
         unit="equivalence_class",
         k=measures.k_anonymity,
@@ -160,6 +165,37 @@ def _class_measures(frame: pd.DataFrame, classes: list[str], qis: list[str], sas
         recursive=recursive,
     )
     return report
+
+
+def _criteria_measures(frame: pd.DataFrame, classes: list[str], sas: list[str], ids: np.ndarray,
+                       sizes: np.ndarray, thresholds: PrivacyThresholds,
+                       population: pd.DataFrame | None) -> dict[str, models.MeasureDetail]:
+    """What the criteria whose gate is set measure beyond the shared figures (:meth:`Criterion.measure`), by gate
+    key; nothing is computed for a gate that is not set."""
+    wanted = [c for c in CRITERIA if getattr(thresholds, c.key) is not None]
+    if not wanted or not len(frame):
+        return {}
+    table = ClassTable(frame=frame, classes=classes, sensitive=sas, ids=ids, sizes=sizes, population=population,
+                       count_in=lambda other: class_counts_in(frame[classes], ids, other))
+    out = {}
+    for criterion in wanted:
+        detail = criterion.measure(table, thresholds)
+        if detail is not None:
+            out[criterion.key] = detail
+    return out
+
+
+def class_counts_in(frame: pd.DataFrame, ids: np.ndarray, other: pd.DataFrame) -> np.ndarray:
+    """Each class of ``frame`` (``ids``: its rows' class ids, 0 to n - 1) counted in ``other``, a table with the same
+    columns: the rows of ``other`` equal to the class on every column (a missing value equal to a missing one)."""
+    both = pd.concat([frame.reset_index(drop=True), other[list(frame.columns)].reset_index(drop=True)],
+                     ignore_index=True)
+    joint = equivalence_class_ids(both, list(frame.columns))
+    mine, theirs = joint[: len(frame)], joint[len(frame):]
+    counts = np.bincount(theirs, minlength=int(joint.max()) + 1 if joint.size else 0)
+    first = np.zeros(int(ids.max()) + 1 if ids.size else 0, dtype=np.int64)
+    first[ids] = mine  # every row of a class has the same joint id
+    return counts[first]
 
 
 def anonymity_measures(details: dict, k: int) -> AnonymityMeasures:
@@ -217,7 +253,7 @@ def _synthetic(original: pd.DataFrame, release: Release, roles: Roles, qis: list
         enc = TableEncoder(columns=known, kinds=roles.kinds(), orders=roles.orders()).fit(original)
         x_orig, x_rel = enc.transform(original), enc.transform(release.frame)
         dist, nearest = risk.closest_records(x_orig, x_rel)
-        if release.unit == "record":
+        if unit_of(release.unit).compares_records:
             risk_value = float(np.mean(release.row_source[nearest] == np.arange(len(original))))
         elif release.input_group is not None and release.group is not None:
             risk_value = linkage_risk(x_orig, x_rel, release.input_group, release.group, nearest=nearest)
@@ -225,7 +261,7 @@ def _synthetic(original: pd.DataFrame, release: Release, roles: Roles, qis: list
         dcr_q = {f"q{int(round(level * 100)):02d}": float(v) for level, v in zip(dcr.levels, dcr.values)}
         exact = float(dcr.exact_match_share)
         at_q = float(np.quantile(dist, quantile))
-    ci = interval_privacy(original, release, roles, seed) if release.unit == "generating_group" else None
+    ci = interval_privacy(original, release, roles, seed) if unit_of(release.unit).group_column else None
     return SyntheticMeasures(linkage_risk=risk_value, dcr_quantiles=dcr_q, dcr_exact_matches=exact,
                              confidence_interval_privacy=ci), at_q
 
@@ -238,7 +274,7 @@ def _perturbation(original: pd.DataFrame, release: Release, roles: Roles) -> Per
     Pairs with a missing cell on either side are left out (complete pairs only, as the paper's data had none).
     None for other generated releases, or when no complete pair remains."""
     source = release.row_source
-    if release.unit == "record" and len(source) == len(original) and bool(np.all(source == -1)):
+    if unit_of(release.unit).compares_records and len(source) == len(original) and bool(np.all(source == -1)):
         source = np.arange(len(original))
     keep = np.flatnonzero(source >= 0)
     if keep.size == 0:
@@ -286,133 +322,19 @@ def _attack(original: pd.DataFrame, release: pd.DataFrame | None, qis: list[str]
 
 
 # -- deciding -----------------------------------------------------------------------------------------------
-CLASS_LABEL = {"equivalence_class": "equivalence class", "generating_group": "group", "record": "record",
-               "differential_privacy": "generated row"}
-
-
 def check_gates(report: PrivacyReport, thresholds: PrivacyThresholds) -> PrivacyReport:
-    """Compare ``report`` with every threshold that is set and applies to the report's unit; each becomes a
-    :class:`~ppdp.schemas.reports.Claim` (value, threshold, unit, how to re-check). A measure that could not be
+    """Compare ``report`` with every threshold that is set and applies to the report's unit: each criterion of the
+    registry (:data:`ppdp.schemas.criteria.registry.CRITERIA`) in turn turns its threshold into
+    :class:`~ppdp.schemas.reports.Claim` s (value, threshold, unit, how to re-check). A measure that could not be
     computed fails (fail closed); a threshold that does not apply to the unit fails too, unless the policy lists it in
-    ``not_applicable`` (kept as written, not judged: no claim)."""
-    m = report.measures
-    details: dict = report.details
-    unit = report.unit
-    label = CLASS_LABEL[unit]
-    classes_over = GROUP_COLUMN if unit == "generating_group" else "the quasi-identifiers"
-
-    def where(name: str, extra: str = "") -> str | None:
-        d = details.get(name)
-        if d is None:
-            return extra or None
-        parts = []
-        if d.worst_class is not None:
-            parts.append(f"{label} #{d.worst_class}")
-        if d.worst_attribute is not None:
-            parts.append(f"attribute '{d.worst_attribute}'")
-        return ", ".join(parts) + extra if parts else (extra or None)
-
-    claims: list[Claim] = []
-    judged = set(gates_judged(thresholds))  # a release spec's gates kept but not judged (not_applicable) left out
-
-    def gate(key: str, name: str, measure: str, threshold: float | None, value: float | None, at_least: bool,
-             worst: str | None, tolerance: float = 0.0, recheck: str = "published") -> None:
-        if threshold is None or key not in judged:
-            return
-        applies = unit in GATE_UNITS[key]
-        ok = applies and value is not None and (
-            value >= threshold - tolerance if at_least else value <= threshold + tolerance)
-        if not applies:
-            worst = f"does not apply to unit {unit}"
-        elif value is None:
-            worst = "cannot be computed for this table"
-        claims.append(Claim(name=name, measure=measure, unit=unit, value=value, threshold=float(threshold),
-                            comparison=">=" if at_least else "<=", passed=bool(ok), recheck=recheck, worst=worst))
-
-    per_class = f"per {label} (over {classes_over})"
-    k_value = float(report.k) if report.k is not None and report.records else None
-    gate("k", "k", f"smallest {label} size (over {classes_over})", thresholds.k, k_value, True,
-         where("k_anonymity", f" ({report.k} records)"))
-    gate("alpha", "alpha", f"largest share of one sensitive value {per_class}", thresholds.alpha,
-         m.alpha_k_anonymity[0] if m is not None and m.alpha_k_anonymity else None, False,
-         where("alpha_k_anonymity"))
-    if "l" in judged:
-        if thresholds.l_variant == "distinct":
-            gate("l", "l", f"fewest distinct sensitive values {per_class}", thresholds.l,
-                 m.l_diversity if m is not None else None, True, where("l_diversity"))
-        elif thresholds.l_variant == "entropy":  # exp(entropy) of a balanced class of l values is l - 2e-16
-            gate("l", "l (entropy)", f"smallest exp(entropy) of sensitive values {per_class}", thresholds.l,
-                 m.entropy_l_value if m is not None else None, True, where("entropy_l_diversity_value"),
-                 tolerance=1e-9)
-        else:
-            assert thresholds.c is not None  # the policy requires c for l_variant recursive (its validator)
-            rec = report.recursive
-            ratio = None if rec is None or not math.isfinite(rec[0]) else rec[0]
-            applies = unit in GATE_UNITS["l"]
-            ok = applies and ratio is not None and ratio < float(thresholds.c)
-            worst = None if rec is None or rec[1] is None else f"{label} #{rec[1]}, attribute '{rec[2]}'"
-            if ratio is None and applies:
-                worst = (worst or "") + " has fewer than l distinct values"
-            claims.append(Claim(name=f"(c,l) recursive l={thresholds.l}",
-                                measure=f"largest r1 / (r_l + ... + r_m) {per_class}", unit=unit, value=ratio,
-                                threshold=float(thresholds.c), comparison="<", passed=bool(ok), worst=worst))
-    t_value, t_name = None, "t_closeness"
-    if m is not None:
-        t_value = m.hierarchical_t_closeness if m.hierarchical_t_closeness is not None else m.t_closeness
-        t_name = "hierarchical_t_closeness" if m.hierarchical_t_closeness is not None else "t_closeness"
-    gate("t", "t", f"largest EMD between a {label} and the table", thresholds.t, t_value, False, where(t_name))
-    gate("delta", "delta", f"largest |log(p_class / p_table)| {per_class}", thresholds.delta,
-         m.delta_disclosure if m is not None else None, False, where("delta_disclosure"))
-    beta = None
-    if m is not None:
-        beta = m.basic_beta_likeness if thresholds.beta_variant == "basic" else m.enhanced_beta_likeness
-    gate("beta", f"beta ({thresholds.beta_variant})", f"largest relative gain of a sensitive value {per_class}",
-         thresholds.beta, beta, False, where(f"{thresholds.beta_variant}_beta_likeness"))
-    r = report.risk
-    gate("max_prosecutor_risk", "max_prosecutor_risk", f"highest 1/|{label}|", thresholds.max_prosecutor_risk,
-         r.prosecutor_max if r else None, False, where("k_anonymity"))
-    gate("max_average_risk", "max_average_risk", f"average 1/|{label}| over records", thresholds.max_average_risk,
-         r.prosecutor_average if r else None, False, None)
-    gate("max_records_at_risk", "max_records_at_risk", f"share of records whose 1/|{label}| exceeds "
-         f"{thresholds.risk_threshold:g}", thresholds.max_records_at_risk, r.records_at_risk if r else None, False,
-         f"risk above {thresholds.risk_threshold:g}")
-    gate("max_marketer_risk", "max_marketer_risk", f"{label}s / records", thresholds.max_marketer_risk,
-         r.marketer if r else None, False, None)
-    gate("max_sample_uniques", "max_sample_uniques", f"share of records alone in their {label}",
-         thresholds.max_sample_uniques, r.sample_uniques if r else None, False, None)
-    gate("max_journalist_risk", "max_journalist_risk", "highest 1/|population class|", thresholds.max_journalist_risk,
-         r.journalist_max if r else None, False, None)
-    link = ("share of original records whose nearest published record (standardized known columns: "
-            "quasi-identifiers and every column published beside them) stands for them" if unit == "record" else
-            "share of original records whose nearest published record (standardized known columns) came from their "
-            "own group")
-    over = (f"nearest published row over {known_text(report.attacker_view)}, standardized"
-            if report.attacker_view is not None else None)
-    gate("max_linkage_risk", "max_linkage_risk", link, thresholds.max_linkage_risk, report.linkage_risk, False,
-         over, recheck="original")
-    gate("min_dcr", "min_dcr", f"{thresholds.dcr_quantile:g} quantile of the distance from each original record "
-         "to its closest published record (standardized known columns)", thresholds.min_dcr,
-         report.dcr_quantile, True, None, recheck="original")
-    gate("min_vd", "min_vd", "paper 004's value difference ||A - A'||_F / ||A||_F over the numeric attributes",
-         thresholds.min_vd, report.perturbation.vd if report.perturbation else None, True, None, recheck="original")
+    ``not_applicable`` (kept as written, not judged: no claim). A differentially private release's own claim (the
+    mechanism's guarantee) comes first."""
     view = report.attacker_view
-    gain = view.disclosure_gain if view is not None else None
-    worst_d = max(view.disclosure, key=lambda d: d.gain) if view is not None and view.disclosure else None
-    gate("max_disclosure_gain", "max_disclosure_gain", "attribute disclosure above the best constant guess (share of "
-         "published records whose protected value an attacker holding their quasi-identifiers learns, minus the "
-         "baseline), largest over the protected columns", thresholds.max_disclosure_gain, gain, False,
-         None if worst_d is None else f"attribute '{worst_d.column}'",
-         recheck="published" if worst_d is not None and view is not None
-         and all(d.recheck == "published" for d in view.disclosure)
-         else "original")
-    dp = report.dp
-    if unit == "differential_privacy":  # the release's own claim: the mechanism's guarantee, by construction
-        claims.insert(0, dp_claim(dp))
-    gate("max_epsilon", "max_epsilon", "epsilon of the mechanism's (epsilon, delta)-differential privacy, for one row "
-         "added or removed (by construction)", thresholds.max_epsilon, dp.epsilon if dp is not None else None, False,
-         None, recheck="construction")
-    gate("max_delta", "max_delta", "delta of the mechanism's (epsilon, delta)-differential privacy (by construction)",
-         thresholds.max_delta, dp.delta if dp is not None else None, False, None, recheck="construction")
+    judge = Judge(report=report, judged=frozenset(gates_judged(thresholds)),
+                  known=known_text(view) if view is not None else None)
+    claims = [claim for criterion in CRITERIA for claim in criterion.claims(judge, thresholds)]
+    if unit_of(report.unit).claims_by_construction:  # the release's own claim: the mechanism's guarantee
+        claims.insert(0, dp_claim(report.dp))
     return report.model_copy(update={"claims": claims})
 
 

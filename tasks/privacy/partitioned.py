@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,13 +50,16 @@ from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.reports import PrivacyReport, RiskMeasures
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.io import file_sha256, read_header
 from ppdp.tasks.core.labels import column_label
-from ppdp.tasks.ingest import read_header
-from ppdp.tasks.privacy import models
+from ppdp.tasks.digests import listing_sha256
+from ppdp.tasks.privacy import class_models, class_table, models
 from ppdp.tasks.privacy.measure import anonymity_measures, check_gates
-from ppdp.tasks.privacy.validate import _check_column, _check_names, _Coded, load_hierarchies
+from ppdp.tasks.privacy.partitioned_runner import FANIN, pass_runner
+from ppdp.tasks.privacy.validate import Coded, check_column, check_names, load_hierarchies
 
 __all__ = [
+    "FANIN",
     "Cells",
     "CountPlan",
     "FolderValidation",
@@ -78,7 +79,6 @@ __all__ = [
 PARQUET_SUFFIXES = (".parquet", ".pq")
 BATCH_ROWS = 1 << 20  # rows per Arrow batch read from a file (row groups are read one at a time)
 REDUCE_ROWS = 1 << 22  # raw keys buffered before they are counted (8 bytes a row and key word)
-FANIN = 8  # partitions' tables merged per step of the combine tree
 _WORD = 2**62  # a key word holds columns while the product of their cardinalities stays below this
 
 
@@ -115,8 +115,6 @@ def folder_sha256(folder: Path) -> str:
     """The unkeyed hash of a folder of Parquet files as the release flow lists it (:func:`partition_files`; the
     lines ``<relative path> <sha256>``: :func:`ppdp.tasks.digests.listing_sha256`), for ``ppdp validate --release
     --original FOLDER``."""
-    from ppdp.tasks.digests import file_sha256, listing_sha256
-
     folder = Path(folder)
     return listing_sha256([(f.relative_to(folder).as_posix(), file_sha256(f)) for f in partition_files(folder)])
 
@@ -402,7 +400,7 @@ class CountPlan:
     dictionaries: list[pa.Array]
     null_codes: list[int]
     ranks: list[np.ndarray | None]
-    attrs: list[Any]  # models._Attr of each sensitive attribute (values, kind), counts filled by measure_cells
+    attrs: list[Any]  # class_table.Attr of each sensitive attribute (values, kind), counts filled by measure_cells
     layout: Layout
     na_values: list[str]
     batch_rows: int = BATCH_ROWS
@@ -462,7 +460,7 @@ def cell_counts(path: str | Path, plan: CountPlan) -> Cells:
 
 # -- measuring from counts --------------------------------------------------------------------------------------
 class _CountContext:
-    """The part of :class:`ppdp.tasks.privacy.models._Context` the models read (``sa``, ``gen``,
+    """The part of :class:`ppdp.tasks.privacy.class_table.Context` the models read (``sa``, ``gen``,
     ``qi_partition``, ``table``), built from counts instead of rows."""
 
     gen = True
@@ -487,8 +485,25 @@ def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
     concatenated table (the cells are sorted by first-appearance codes), so the worst class named by a gate is
     the same.
     """
+    n = int(cells.counts.sum())
+    sizes, partition, tables = _class_tables(cells, plan, n)
+    n_classes = len(sizes)
+    details, recursive = _model_details(_CountContext(plan.sa, partition, tables), plan, sizes, thresholds,
+                                        hierarchies)
+    measures = anonymity_measures(details, int(sizes.min()))
+    risk = _class_risk(sizes, n, thresholds)
+    report = PrivacyReport(unit="equivalence_class", k=measures.k_anonymity, quasi_identifiers=plan.qi,
+                           sensitive_attributes=plan.sa, records=n, groups=n_classes,
+                           mean_group_size=float(sizes.mean()), measures=measures, risk=risk, details=details,
+                           recursive=recursive)
+    return check_gates(report, thresholds)
+
+
+def _class_tables(cells: Cells, plan: CountPlan, n: int) -> tuple[np.ndarray, class_table.Partition,
+                                                                   dict[str, class_table.Table]]:
+    """The class sizes, a partition of ``n`` rows into those classes, and each sensitive attribute's (class,
+    value, count) table, from the cells sorted by class."""
     counts = cells.counts
-    n = int(counts.sum())
     change_starts = _starts(plan.layout.class_parts(cells.words)) if plan.n_qi else np.zeros(1, dtype=np.int64)
     cls = np.zeros(len(counts), dtype=np.int64)
     cls[change_starts[1:]] = 1
@@ -497,7 +512,7 @@ def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
     del change_starts
     n_classes = len(sizes)
     # models read len(partition.ids) as the number of rows: a zero-stride array of n rows, no memory
-    partition = models._Partition(np.broadcast_to(np.zeros(1, dtype=np.int64), (n,)), sizes)
+    partition = class_table.Partition(np.broadcast_to(np.zeros(1, dtype=np.int64), (n,)), sizes)
     tables: dict[str, Any] = {}
     for j, name in enumerate(plan.sa):
         attr = plan.attrs[j]
@@ -516,9 +531,15 @@ def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
                                                         ).astype(np.int64))
         t_starts = np.zeros(n_classes + 1, dtype=np.int64)
         np.cumsum(np.bincount(t_cls, minlength=n_classes), out=t_starts[1:])
-        tables[name] = models._Table(attr, partition, t_cls, t_val, t_cnt, t_starts)
-    ctx = _CountContext(plan.sa, partition, tables)
+        tables[name] = class_table.Table(attr, partition, t_cls, t_val, t_cnt, t_starts)
+    return sizes, partition, tables
 
+
+def _model_details(ctx: _CountContext, plan: CountPlan, sizes: np.ndarray, thresholds: PrivacyThresholds,
+                   hierarchies: dict[str, pd.DataFrame] | None) -> tuple[dict[str, models.MeasureDetail],
+                                                                          tuple | None]:
+    """Every anonymity model's detail over the classes (k alone without a sensitive attribute), and recursive
+    (c, l)-diversity's ratio when the policy asks for it."""
     details: dict[str, models.MeasureDetail] = {}
     try:
         if plan.sa:
@@ -530,122 +551,33 @@ def measure_cells(cells: Cells, plan: CountPlan, thresholds: PrivacyThresholds,
                 wanted.append("hierarchical_t_closeness")
             for name in wanted:
                 if name == "entropy_l_diversity_value":
-                    details[name] = models._entropy_float(ctx)
+                    details[name] = class_models.entropy_value_model(ctx)
                 elif name == "hierarchical_t_closeness":
-                    details[name] = models._hier_t(ctx, hier, [s for s in plan.sa if s in hier])
+                    details[name] = class_models.hierarchical_t_model(ctx, hier, [s for s in plan.sa if s in hier])
                 else:
-                    details[name] = models._MEASURES[name](ctx)
+                    details[name] = class_models.MEASURES[name](ctx)
         else:
             details["k_anonymity"] = models.MeasureDetail(int(sizes.min()), int(np.argmin(sizes)), None)
         recursive = None
         if thresholds.l is not None and thresholds.l_variant == "recursive" and thresholds.c is not None \
                 and plan.sa:
-            d = models._recursive_ratio(ctx, int(thresholds.l))
+            d = class_models.recursive_ratio_model(ctx, int(thresholds.l))
             recursive = (float(d.value), d.worst_class, d.worst_attribute)
     except ValueError as exc:  # the models name the column or parameter, never a value
         raise InputError(f"{plan.where}: {str(exc).splitlines()[0]}") from None
+    return details, recursive
 
-    measures = anonymity_measures(details, int(sizes.min()))
+
+def _class_risk(sizes: np.ndarray, n: int, thresholds: PrivacyThresholds) -> RiskMeasures:
+    """Prosecutor and marketer risk and sample uniques from the class sizes (no population)."""
     threshold = float(thresholds.risk_threshold)  # ARX's prosecutor and marketer risk without a population, as
-    average = n_classes / n  # ppdp.tasks.privacy.risk.reidentification_risk computes them from class sizes
-    risk = RiskMeasures(
+    average = len(sizes) / n  # ppdp.tasks.privacy.risk.reidentification_risk computes them from class sizes
+    return RiskMeasures(
         prosecutor_max=float(1.0 / sizes.min()), prosecutor_average=average,
         records_at_risk=float(sizes[1.0 / sizes > threshold].sum() / n), risk_threshold=threshold,
         journalist_max=None, journalist_average=None, marketer=average,
         sample_uniques=float(np.count_nonzero(sizes == 1) / n),
     )
-    report = PrivacyReport(unit="equivalence_class", k=measures.k_anonymity, quasi_identifiers=plan.qi,
-                           sensitive_attributes=plan.sa, records=n, groups=n_classes,
-                           mean_group_size=float(sizes.mean()), measures=measures, risk=risk, details=details,
-                           recursive=recursive)
-    return check_gates(report, thresholds)
-
-
-# -- running the passes -----------------------------------------------------------------------------------------
-class _Serial:
-    """Partitions one after the other in this process; partial results merged as soon as ``FANIN`` are ready
-    (at most ``FANIN`` per tree level held at once)."""
-
-    def map(self, fn: Callable, items: Sequence, *args: Any) -> list:
-        return [fn(item, *args) for item in items]
-
-    def tree(self, fn: Callable, items: Sequence, plan: CountPlan, merge: Callable, finish: Callable,
-             finish_args: tuple, fanin: int = FANIN) -> Any:
-        """``finish(merge(fn(item, plan) for item in items), plan, *finish_args)``, merging in a tree."""
-        levels: list[list] = []
-        for item in items:
-            value, level = fn(item, plan), 0
-            while True:
-                if len(levels) <= level:
-                    levels.append([])
-                levels[level].append(value)
-                if len(levels[level]) < fanin:
-                    break
-                value, levels[level] = merge(levels[level]), []
-                level += 1
-        rest = [v for level in reversed(levels) for v in level]
-        levels.clear()
-        merged = merge(rest) if len(rest) > 1 else rest[0]
-        del rest  # only the combined table is held while measuring
-        return finish(merged, plan, *finish_args)
-
-
-class _Dask:
-    """The same work as ``dask.delayed`` tasks on a ``distributed`` cluster: one task per partition, a tree of
-    merge tasks (fan-in ``FANIN``) and the measuring task on the workers; only the report comes back."""
-
-    def __init__(self, client: Any) -> None:
-        self.client = client
-
-    def map(self, fn: Callable, items: Sequence, *args: Any) -> list:
-        import dask
-
-        task = dask.delayed(fn)
-        return list(self.client.gather(self.client.compute([task(str(item), *args) for item in items])))
-
-    def tree(self, fn: Callable, items: Sequence, plan: CountPlan, merge: Callable, finish: Callable,
-             finish_args: tuple, fanin: int = FANIN) -> Any:
-        import dask
-
-        shared = self.client.scatter(plan, broadcast=True, hash=False)  # sent once to each worker
-        task, merge_task = dask.delayed(fn), dask.delayed(merge)
-        level = [task(str(item), shared) for item in items]
-        while len(level) > 1:
-            level = [merge_task(level[i:i + fanin]) for i in range(0, len(level), fanin)]
-        final = dask.delayed(finish)(level[0], shared, *finish_args)
-        return self.client.gather(self.client.compute(final))
-
-
-@contextmanager
-def _runner(cluster: str | None, partitions: int) -> Iterator[_Serial | _Dask]:
-    """Serial without ``cluster``; ``"local"``: a LocalCluster on this machine (one single-threaded worker
-    process per core, at most one per partition, loopback only) for the call; else the address of a running
-    Dask scheduler (``tcp://host:8786``)."""
-    if cluster is None:
-        yield _Serial()
-        return
-    import logging
-
-    from distributed import Client, LocalCluster
-
-    quiet = logging.getLogger("distributed")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # no start-up chatter on the command's output
-    try:
-        if cluster == "local":
-            workers = max(1, min(len(os.sched_getaffinity(0)), partitions))
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-                              dashboard_address=None) as local, Client(local) as client:
-                yield _Dask(client)
-            return
-        try:
-            client = Client(cluster, timeout="10s")
-        except (OSError, TimeoutError, ValueError):
-            raise InputError(f"--cluster {cluster}: no Dask scheduler answers at this address") from None
-        with client:
-            yield _Dask(client)
-    finally:
-        quiet.setLevel(level)
 
 
 # -- validating a folder ----------------------------------------------------------------------------------------
@@ -671,8 +603,8 @@ def _pandas_values(values: pa.Array, field: pa.Field, metadata: dict | None) -> 
 
 
 @dataclass
-class _Counted(_Coded):
-    """A column known by its distinct values and their counts (for :func:`_check_column`)."""
+class _Counted(Coded):
+    """A column known by its distinct values and their counts (for :func:`check_column`)."""
 
     weights: np.ndarray | None = None
 
@@ -697,7 +629,7 @@ def build_plan(where: str, schema: pa.Schema, qi: list[str], sa: list[str], merg
         numeric = pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
         column = _Counted(np.zeros(0, dtype=np.int64), pd.Index(series), numeric, None, False, counts)
         if checked:
-            _check_column(name, column, name in qi, where)
+            check_column(name, column, name in qi, where)
         nulls = np.flatnonzero(np.asarray(values.is_null()))
         null_codes.append(int(nulls[0]) if nulls.size else -1)
         dictionaries.append(values)
@@ -705,7 +637,7 @@ def build_plan(where: str, schema: pa.Schema, qi: list[str], sa: list[str], merg
             ranks.append(None)
             radices.append(len(values))
         else:
-            attr = models._encode_attr(series.reset_index(drop=True), name)  # sorted codes of the entries
+            attr = class_table.encode_attr(series.reset_index(drop=True), name)  # sorted codes of the entries
             ranks.append(attr.codes)
             attrs.append(dataclasses.replace(attr, codes=np.zeros(0, dtype=np.int64)))
             radices.append(attr.m)
@@ -748,7 +680,7 @@ def validate_folder(folder: Path, qi: list[str], sa: list[str], thresholds: Priv
     release = schema is not None
     schema = check_release_schema(files, schema) if schema is not None else common_schema(files)
     by_name = {str(n).strip(): n for n in schema.names}
-    _check_names(list(by_name), qi, sa, where)
+    check_names(list(by_name), qi, sa, where)
     if attack:
         raise InputError("--attack: the random-query attacker draws whole records; it is not run on a partitioned "
                          "folder (validate one file for it)")
@@ -757,7 +689,7 @@ def validate_folder(folder: Path, qi: list[str], sa: list[str], thresholds: Priv
                          "for it)")
     columns = [by_name[n] for n in [*qi, *sa]]
     na = list(na_values or [])
-    with _runner(cluster, len(files)) as run:
+    with pass_runner(cluster, len(files)) as run:
         first = run.map(column_counts, files, columns, na, batch_rows)
         if sum(rows for rows, _ in first) == 0:
             raise InputError(f"{where}: the table has no rows")

@@ -18,7 +18,7 @@ from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.release import PartsRelease
 from ppdp.schemas.reports import Claim, FloorReport, PrivacyReport, Roles
 from ppdp.tasks.privacy.attacker import accept_of, accepted_below, attacker_view, check_floor
-from ppdp.tasks.privacy.measure import _class_measures, check_gates
+from ppdp.tasks.privacy.measure import check_gates, class_measures
 
 
 def part_measures(frame: pd.DataFrame, qis: Sequence[str], roles: Roles, policy: PrivacyThresholds,
@@ -29,7 +29,7 @@ def part_measures(frame: pd.DataFrame, qis: Sequence[str], roles: Roles, policy:
     qis = [q for q in qis if q in frame.columns]
     sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
     pop = population[[q for q in qis if q in population.columns]] if population is not None and qis else None
-    return _class_measures(frame, qis, qis, sas, policy, pop if pop is not None and pop.shape[1] else None,
+    return class_measures(frame, qis, qis, sas, policy, pop if pop is not None and pop.shape[1] else None,
                            hierarchies)
 
 

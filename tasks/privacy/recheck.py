@@ -19,28 +19,46 @@ published columns (public information only: no data is read) and the DP library'
 it spends for one row added or removed. Such a release cannot be reproduced from the original (its noise takes no
 seed), and needs none.
 
+A claim counted against the population table the policy names (``privacy.population``: journalist risk, k-map,
+marketer risk with a population) is re-measured with that table, read as the release read it (``--population``
+gives its path when the table has moved). When it cannot be read, such a claim is reported as not re-checked.
+
 Imports neither Prefect nor Great Expectations.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, Protocol, cast
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 from pydantic import ValidationError
 
 from ppdp.schemas.base import Role
+from ppdp.schemas.criteria.registry import CRITERIA
 from ppdp.schemas.manifest import Manifest
 from ppdp.schemas.methods import GROUP_COLUMN, Protection
+from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.release import Release
 from ppdp.schemas.reports import AcceptedBelowFloor, Claim, PrivacyReport, Roles
-from ppdp.tasks.core.errors import InputError
+from ppdp.schemas.units import unit_of
+from ppdp.tasks import digests
+from ppdp.tasks.core.errors import InputError, PpdpError
+from ppdp.tasks.core.hierarchy import read_hierarchy
+from ppdp.tasks.core.io import file_sha256
+from ppdp.tasks.layout import DATA_FOLDER, is_data_file, is_part_file, parts_digest, read_parquet_metadata
 from ppdp.tasks.privacy.attacker import attacker_view, check_floor
-from ppdp.tasks.privacy.measure import _class_measures, check_gates
+from ppdp.tasks.privacy.judge import judge_release
+from ppdp.tasks.privacy.measure import check_gates, class_measures
+from ppdp.tasks.privacy.partitioned import file_schema, folder_sha256, partition_files, validate_folder
+from ppdp.tasks.privacy.parts import measure_parts
+from ppdp.tasks.privacy.validate import read_table_file
 
 Verdict = Literal["holds", "does not hold", "not re-checked", "below the floor, accepted"]
 
@@ -107,7 +125,8 @@ class ReleaseCheck:
     @property
     def exit_code(self) -> int:
         """0 every claim holds; 3 a claim does not hold; 5 every re-checked claim holds but the release was
-        published below the safety floor on purpose; 4 some claim could not be re-checked (no original)."""
+        published below the safety floor on purpose; 4 some claim could not be re-checked (no original, or no
+        population table)."""
         if any(c.verdict == "does not hold" for c in self.checks):
             return 3
         if self.below_floor is not None:
@@ -125,8 +144,6 @@ def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, dict[str, str]]:
     """The manifest, the published table and the SHA-256 of each data file: ``data.parquet``, or a partitioned
     release's part files in part order (its table is then empty: :func:`load_parts`). One-line errors name the
     file."""
-    from ppdp.tasks.ingest import file_sha256
-
     folder = Path(folder)
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
@@ -146,8 +163,6 @@ def load_release(folder: Path) -> tuple[Manifest, pd.DataFrame, dict[str, str]]:
 
 def _part_path(folder: Path, name: str) -> Path:
     """A part's file, by the manifest's plain file name only (never a path out of the folder)."""
-    from ppdp.tasks.layout import is_part_file
-
     if not is_part_file(name):
         raise InputError(f"{folder / 'manifest.json'} names a part file that is not part-<n>.parquet")
     path = folder / name
@@ -159,8 +174,6 @@ def _part_path(folder: Path, name: str) -> Path:
 def _row_file_path(folder: Path, name: str) -> Path:
     """A distributed release's row file, by the manifest's name only (``data/part-<n>.parquet``: never a path out
     of the folder). It may be missing (an integrity finding, not an error)."""
-    from ppdp.tasks.layout import is_data_file
-
     if not is_data_file(name):
         raise InputError(f"{folder / 'manifest.json'} names a row file that is not data/part-<n>.parquet")
     return folder / name
@@ -174,9 +187,6 @@ def row_files_sample(folder: Path, manifest: Manifest, rows: int = SAMPLE_ROWS) 
     """A bounded sample of a distributed release's table, for what a report counts on the rows (class labels it
     may name): the first row file's first ``rows`` rows (rows are spread over the files at random, so any file is
     a sample). Empty when the file is missing or unreadable (the report's integrity section says so)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     if not manifest.data_files:
         return pd.DataFrame()
     path = _row_file_path(Path(folder), manifest.data_files[0].file)
@@ -209,17 +219,20 @@ def load_parts(folder: Path, manifest: Manifest) -> dict[str, pd.DataFrame]:
     return {p.name: _read_parquet(_part_path(Path(folder), p.file)) for p in manifest.parts}
 
 
-def published_report(manifest: Manifest, frame: pd.DataFrame, method: KnownMethod | None = None) -> PrivacyReport:
-    """The claims of the release re-measured on the published table alone."""
+def published_report(manifest: Manifest, frame: pd.DataFrame, method: KnownMethod | None = None,
+                     population: pd.DataFrame | None = None) -> PrivacyReport:
+    """The claims of the release re-measured on the published table alone (and the ``population`` table its policy
+    names, for the claims counted against one: None without)."""
     roles, policy, unit = manifest.roles, manifest.spec.privacy, manifest.unit
     qis = [q for q in roles.quasi_identifiers if q in frame.columns]
     sas = [s for s in roles.names(Role.sensitive) if s in frame.columns]
-    if unit == "differential_privacy":
+    privacy_unit = unit_of(unit)
+    if privacy_unit.claims_by_construction:
         return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame),
                              dp=rebuilt_guarantee(manifest, frame, method))
-    if unit == "record" or len(frame) == 0:
+    if not privacy_unit.counts_classes or len(frame) == 0:
         return PrivacyReport(unit=unit, quasi_identifiers=qis, sensitive_attributes=sas, records=len(frame))
-    if unit == "generating_group":
+    if privacy_unit.group_column:
         if GROUP_COLUMN not in frame.columns:
             raise InputError(f"the published table has no {GROUP_COLUMN} column: a generating-group release "
                              "must carry it")
@@ -229,7 +242,8 @@ def published_report(manifest: Manifest, frame: pd.DataFrame, method: KnownMetho
         if missing:
             raise InputError(f"the published table lacks quasi-identifier column '{missing[0]}'")
         classes = qis
-    report = _class_measures(frame, classes, qis, sas, policy, None, _hierarchies(manifest))
+    report = class_measures(frame, classes, qis, sas, policy, None if privacy_unit.group_column else population,
+                            _hierarchies(manifest))
     return report.model_copy(update={"unit": unit})
 
 
@@ -261,8 +275,6 @@ def rebuilt_guarantee(manifest: Manifest, frame: pd.DataFrame, method: KnownMeth
 
 
 def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
-    from ppdp.tasks.core.hierarchy import read_hierarchy
-
     out = {}
     for column, path in manifest.spec.privacy.hierarchies.items():
         try:
@@ -272,27 +284,90 @@ def _hierarchies(manifest: Manifest) -> dict[str, pd.DataFrame] | None:
     return out or None
 
 
+POPULATION_CLAIMS = frozenset(c.key for c in CRITERIA if c.counts_population)
+"""Policy claims counted against the population table when the policy names one: the criteria that say so
+(:attr:`ppdp.schemas.criteria.base.Criterion.counts_population`)."""
+
+
+@dataclass(frozen=True)
+class Population:
+    """The population table a release's policy names, as re-checking found it: the table (None when no claim needs
+    it or it cannot be used) and, when it cannot be used, why the claims counted against it are not re-checked
+    (``missing``: it cannot be read) or do not hold (``refused``: it does not match the published table)."""
+
+    frame: pd.DataFrame | None = None
+    missing: str = ""
+    refused: str = ""
+
+    def check(self, claim: Claim) -> ClaimCheck | None:
+        """The verdict of a claim counted against the population (a part's claim too: ``part-1: k_map``) when the
+        table cannot be used; None for any other claim, or when the table is there."""
+        if claim.name.rsplit(": ", 1)[-1] not in POPULATION_CLAIMS or self.frame is not None:
+            return None
+        if self.missing:
+            return ClaimCheck(claim, "not re-checked", None, self.missing)
+        if self.refused:
+            return ClaimCheck(claim, "does not hold", None, self.refused)
+        return None
+
+
+def read_population(manifest: Manifest, path: Path | None = None) -> Population:
+    """The population table the release's policy names (``privacy.population``), read as the release read it, when
+    a claim of the policy is counted against it; ``path``: where the table is now (``--population``), instead of
+    the path the spec names. A table that cannot be read leaves those claims not re-checked (one line saying why);
+    a ``path`` for a release whose policy names no population is bad input."""
+    policy = manifest.spec.privacy
+    if policy.population is None:
+        if path is not None:
+            raise InputError(f"--population {path}: release {manifest.release_id} was not measured against a "
+                             "population table (its policy names none)")
+        return Population()
+    if not any(getattr(policy, key) is not None for key in POPULATION_CLAIMS):
+        return Population()
+    where = Path(path) if path is not None else Path(policy.population)
+    try:
+        return Population(read_table_file(where))
+    except (PpdpError, OSError, ValueError):  # the message may quote data: the path only
+        return Population(missing=f"needs the population table (--population): {where} cannot be read")
+
+
+def _with_population(population: Population, measure: Callable[[pd.DataFrame | None], Any]) -> tuple[Any, Population]:
+    """``measure(population table)``, and the population as used: a table the published one does not match (the
+    measures refuse a published class larger than its population class, or a column the population lacks) is
+    measured without, its claims then do not hold."""
+    if population.frame is None:
+        return measure(None), population
+    try:
+        return measure(population.frame), population
+    except ValueError as exc:  # the measures name the column, never a value
+        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return measure(None), Population(refused=f"the population table does not match the published table ({why})")
+
+
 def recheck_claims(folder: Path, original: Path | None = None, *,
                    method_of: Callable[[str], KnownMethod | None] = lambda name: None,
-                   reproduce: Reproducer | None = None, cluster: str | None = None) -> ReleaseCheck:
+                   reproduce: Reproducer | None = None, cluster: str | None = None,
+                   population: Path | None = None) -> ReleaseCheck:
     """Re-check every claim of the release in ``folder`` (see the module docstring). ``method_of(name)``: the
     release's method by its name (what it protects, whether it reproduces, its guarantee), None for a method this
     ppdp does not know; ``reproduce``: re-runs the release from ``original`` (``ppdp.tasks.reproduce``), needed for
     the claims marked ``original``. Callers use :func:`ppdp.tasks.reproduce.recheck_release`, which gives both.
     ``cluster``: a distributed release's row files are counted on this Dask scheduler (``local``: a LocalCluster
-    for the call), as :func:`ppdp.tasks.privacy.partitioned.validate_folder` counts; ignored for other releases."""
+    for the call), as :func:`ppdp.tasks.privacy.partitioned.validate_folder` counts; ignored for other releases.
+    ``population``: where the population table the policy names is now (None: the path in the spec)."""
     manifest, frame, hashes = load_release(folder)
     given = None if original is None else input_check(manifest, Path(original))
     if given is None or given.verdict == "not checked":
         note = None if given is None else f"input digest not checked: {given.why}"
         return replace(_recheck(Path(folder), manifest, frame, hashes, original, method_of, reproduce, cluster,
-                                given), input_note=note)
+                                given, population), input_note=note)
     claim = Claim(name="input digest", measure="the original's keyed digest equals the manifest's input_digest",
                   value=None, threshold=0.0, passed=True, recheck="original")
     found = ClaimCheck(claim, "holds" if given.verdict == "holds" else "does not hold", None,
                        given.why if given.verdict == "holds" else f"{given.why}: this original is not the input the "
                        "release was made from")
-    done = _recheck(Path(folder), manifest, frame, hashes, original, method_of, reproduce, cluster, given)
+    done = _recheck(Path(folder), manifest, frame, hashes, original, method_of, reproduce, cluster, given,
+                    population)
     return replace(done, checks=[found, *done.checks])
 
 
@@ -300,13 +375,9 @@ def input_check(manifest: Manifest, original: Path):
     """The original input given to ``validate --release --original`` against the release's keyed digest
     (:func:`ppdp.tasks.digests.check`, with this machine's key: only the publisher's machine can check it), or
     against its unkeyed SHA-256 in a manifest made before keyed digests."""
-    from ppdp.tasks import digests
-    from ppdp.tasks.ingest import file_sha256
-
     if not original.exists():
         raise InputError(f"original {original}: file not found")
     if original.is_dir():  # a partitioned input: the hash of its files' '<path> <sha256>' lines
-        from ppdp.tasks.privacy.partitioned import folder_sha256
 
         sha = folder_sha256(original)
     else:
@@ -321,13 +392,14 @@ def input_check(manifest: Manifest, original: Path):
 
 def _recheck(folder: Path, manifest: Manifest, frame: pd.DataFrame, hashes: dict[str, str], original: Path | None,
              method_of: Callable[[str], KnownMethod | None], reproduce: Reproducer | None, cluster: str | None,
-             given) -> ReleaseCheck:
+             given, population_path: Path | None = None) -> ReleaseCheck:
     """:func:`recheck_claims` once the original (``given``: its digest check, None without one) is checked."""
     cls = method_of(manifest.method.name)
-    if manifest.parts:
-        return _recheck_parts(Path(folder), manifest, hashes, cls)
     if manifest.data_files:
         return _recheck_row_files(Path(folder), manifest, hashes, original, cluster)
+    population = read_population(manifest, population_path)
+    if manifest.parts:
+        return _recheck_parts(Path(folder), manifest, hashes, cls, population)
     sha = hashes["data.parquet"]
     checks: list[ClaimCheck] = []
     if manifest.output_sha256 is not None and sha != manifest.output_sha256:
@@ -336,14 +408,13 @@ def _recheck(folder: Path, manifest: Manifest, frame: pd.DataFrame, hashes: dict
         checks.append(ClaimCheck(integrity, "does not hold", None,
                                  "data.parquet is not the file the manifest describes (claims below are re-measured "
                                  "on the file as it is)"))
-    policy = manifest.spec.privacy
     protected = cls.protected_columns(manifest.roles) if cls is not None else []
     protects = cls.protects if cls is not None else "identity"
-    base = published_report(manifest, frame, cls)
+    base, population = _with_population(population, lambda table: published_report(manifest, frame, cls, table))
     view = attacker_view(frame, manifest.roles, protects=protects, unit=manifest.unit, protected=protected,
                          dp=base.dp)
     base = base.model_copy(update={"attacker_view": view})
-    recomputed = {c.name: c for c in check_gates(base, policy).claims}
+    recomputed = {c.name: c for c in check_gates(base, manifest.spec.privacy).claims}
     floor_again = check_floor(view, protected, manifest.unit).claims
     recomputed.update((c.name, c) for c in floor_again)
     floor_claims = manifest.privacy.floor.claims if manifest.privacy.floor is not None else [
@@ -353,56 +424,70 @@ def _recheck(folder: Path, manifest: Manifest, frame: pd.DataFrame, hashes: dict
     repro_note, repro_ok = "", False
     # a DP release is never re-run (another run of its mechanism would spend budget on the same rows, uncounted)
     if original is not None and reproduce is not None and any(c.recheck == "original" for c in claims) \
-            and manifest.unit != "differential_privacy" and (cls is None or cls.reproducible):
-        from ppdp.tasks.privacy.judge import judge_release
-
-        if not Path(original).is_file():
-            raise InputError(f"original {original}: file not found")
-        if given is not None and given.verdict == "differs":
-            repro_note = f"this original is not the input the release was made from ({given.why})"
-        else:  # the digest holds, or cannot be checked here: the reproduction compares the rows themselves
-            rerun = reproduce(manifest, Path(original), frame)
-            repro_ok, repro_note = rerun.same, rerun.note
-        if repro_ok:
-            report = judge_release(rerun.source, rerun.release, manifest.roles, policy, protects=protects,
-                                   protected=protected, seed=manifest.seed, everything=rerun.everything,
-                                   attack_queries=0)
-            reproduced = {c.name: c for c in [*report.claims, *(report.floor.claims if report.floor else [])]}
+            and unit_of(manifest.unit).reproducible and (cls is None or cls.reproducible):
+        reproduced, repro_note, repro_ok = _reproduced_claims(manifest, frame, Path(original), reproduce, given,
+                                                              protects, protected)
     new_floor = manifest.privacy.floor is None  # a release made before the safety floor: its figures are new
     for claim in claims:
         if new_floor and claim in floor_claims:
             claim = claim.model_copy(update={"value": (reproduced.get(claim.name) or recomputed[claim.name]).value})
-        if claim.recheck == "original":
-            if original is None:
-                checks.append(ClaimCheck(claim, "not re-checked", None, "needs the original input (--original)"))
-                continue
-            again = reproduced.get(claim.name)
-            if not repro_ok or again is None:
-                checks.append(ClaimCheck(claim, "does not hold", None, repro_note or "could not be re-measured"))
-                continue
-            note = repro_note
-        else:
-            again = recomputed.get(claim.name)
-            note = "re-measured on the published table"
-            if claim.recheck == "construction":
-                note = _construction_note(base.dp)
-            if again is None:
-                checks.append(ClaimCheck(claim, "does not hold", None, "could not be re-measured"))
-                continue
-        if not again.passed:
-            verdict: Verdict = "does not hold"
-            note = f"re-measured value {_fmt(again.value)} fails {again.comparison} {again.threshold:g}" + (
-                f" ({again.worst})" if again.worst else "")
-        elif not _same(again.value, claim.value):
-            verdict = "does not hold"
-            note = f"re-measured value {_fmt(again.value)} differs from the manifest's {_fmt(claim.value)}"
-        else:
-            verdict = "holds"
-        checks.append(ClaimCheck(claim, verdict, again.value, note))
+        checks.append(population.check(claim) or _claim_check(claim, original is not None, reproduced, repro_ok,
+                                                               repro_note, recomputed, base))
     if not manifest.privacy.claims:
         checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
                                  None, "the manifest makes no privacy claim"))
     return ReleaseCheck(folder=Path(folder), manifest=manifest, checks=_floor_verdicts(checks, manifest))
+
+
+def _reproduced_claims(manifest: Manifest, frame: pd.DataFrame, original: Path, reproduce: Reproducer, given,
+                       protects: Protection, protected: list[str]) -> tuple[dict[str, Claim], str, bool]:
+    """The claims measured again on the release re-run from the original (by name), a note saying how the re-run
+    compares, and whether it equals the published table (without which nothing was measured)."""
+    if not original.is_file():
+        raise InputError(f"original {original}: file not found")
+    reproduced: dict[str, Claim] = {}
+    repro_note, repro_ok = "", False
+    if given is not None and given.verdict == "differs":
+        repro_note = f"this original is not the input the release was made from ({given.why})"
+    else:  # the digest holds, or cannot be checked here: the reproduction compares the rows themselves
+        rerun = reproduce(manifest, original, frame)
+        repro_ok, repro_note = rerun.same, rerun.note
+    if repro_ok:
+        report = judge_release(rerun.source, rerun.release, manifest.roles, manifest.spec.privacy, protects=protects,
+                               protected=protected, seed=manifest.seed, everything=rerun.everything,
+                               attack_queries=0)
+        reproduced = {c.name: c for c in [*report.claims, *(report.floor.claims if report.floor else [])]}
+    return reproduced, repro_note, repro_ok
+
+
+def _claim_check(claim: Claim, has_original: bool, reproduced: dict[str, Claim], repro_ok: bool, repro_note: str,
+                 recomputed: dict[str, Claim], base: PrivacyReport) -> ClaimCheck:
+    """One claim's verdict: re-measured on the re-run release (claims that need the original), on the published
+    table, or rebuilt from the manifest (claims by construction), then compared with the manifest's value."""
+    if claim.recheck == "original":
+        if not has_original:
+            return ClaimCheck(claim, "not re-checked", None, "needs the original input (--original)")
+        again = reproduced.get(claim.name)
+        if not repro_ok or again is None:
+            return ClaimCheck(claim, "does not hold", None, repro_note or "could not be re-measured")
+        note = repro_note
+    else:
+        again = recomputed.get(claim.name)
+        note = "re-measured on the published table"
+        if claim.recheck == "construction":
+            note = _construction_note(base.dp)
+        if again is None:
+            return ClaimCheck(claim, "does not hold", None, "could not be re-measured")
+    if not again.passed:
+        verdict: Verdict = "does not hold"
+        note = f"re-measured value {_fmt(again.value)} fails {again.comparison} {again.threshold:g}" + (
+            f" ({again.worst})" if again.worst else "")
+    elif not _same(again.value, claim.value):
+        verdict = "does not hold"
+        note = f"re-measured value {_fmt(again.value)} differs from the manifest's {_fmt(claim.value)}"
+    else:
+        verdict = "holds"
+    return ClaimCheck(claim, verdict, again.value, note)
 
 
 def _construction_note(dp) -> str:
@@ -442,14 +527,11 @@ def _verdict(claim: Claim, again: Claim | None, note: str) -> ClaimCheck:
     return ClaimCheck(claim, "holds", again.value, note)
 
 
-def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str], cls: KnownMethod | None
-                   ) -> ReleaseCheck:
+def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str], cls: KnownMethod | None,
+                   population: Population | None = None) -> ReleaseCheck:
     """A partitioned release (DMPD): each part's claims re-measured on its own file (named ``part-1: k``), then
     the release's claims (the worst part), all with the functions the release flow used
     (:func:`ppdp.tasks.privacy.parts.measure_parts`). ``hashes``: each part file's SHA-256."""
-    from ppdp.tasks.layout import parts_digest
-    from ppdp.tasks.privacy.parts import measure_parts
-
     checks: list[ClaimCheck] = []
     if manifest.output_sha256 is not None and parts_digest(list(hashes.items())) != manifest.output_sha256:
         integrity = Claim(name="integrity", measure="SHA-256 of the part files equals the manifest's",
@@ -463,17 +545,18 @@ def _recheck_parts(folder: Path, manifest: Manifest, hashes: dict[str, str], cls
         missing = [c for c in p.quasi_identifiers if c not in tables[p.name].columns]
         if missing:
             raise InputError(f"{folder / p.file} lacks quasi-identifier column '{missing[0]}'")
-    combined, each = measure_parts([(p.name, tables[p.name], p.quasi_identifiers) for p in manifest.parts],
-                                   manifest.roles, manifest.spec.privacy, _hierarchies(manifest),
-                                   protected=cls.protected_columns(manifest.roles) if cls is not None else None)
+    (combined, each), population = _with_population(population or Population(), lambda table: measure_parts(
+        [(p.name, tables[p.name], p.quasi_identifiers) for p in manifest.parts], manifest.roles, manifest.spec.privacy,
+        _hierarchies(manifest), table, protected=cls.protected_columns(manifest.roles) if cls is not None else None))
     for p, report in zip(manifest.parts, each):
         again = {c.name: c for c in _all_claims(report)}
         for claim in _all_claims(p.privacy, report):
             named = claim.model_copy(update={"name": f"{p.name}: {claim.name}"})
-            checks.append(_verdict(named, again.get(claim.name), f"re-measured on {p.file}"))
+            checks.append(population.check(named) or _verdict(named, again.get(claim.name), f"re-measured on {p.file}"))
     again = {c.name: c for c in _all_claims(combined)}
     for claim in _all_claims(manifest.privacy, combined):
-        checks.append(_verdict(claim, again.get(claim.name), "re-measured on every part (the worst part)"))
+        checks.append(population.check(claim) or _verdict(claim, again.get(claim.name),
+                                                          "re-measured on every part (the worst part)"))
     if not manifest.privacy.claims:
         checks.append(ClaimCheck(Claim(name="(none)", value=None, threshold=0.0, passed=False), "does not hold",
                                  None, "the manifest makes no privacy claim"))
@@ -497,11 +580,6 @@ def row_files_integrity(folder: Path, manifest: Manifest, hashes: dict[str, str]
     a listed file missing or of another SHA-256, a file in ``data/`` the manifest does not list, a file whose
     ``ppdp.release_id`` names another release, the listed hashes not hashing to ``output_sha256``. ``hashes``:
     the SHA-256 of each listed file present (:func:`load_release`)."""
-    import os
-
-    from ppdp.tasks.layout import DATA_FOLDER, parts_digest, read_parquet_metadata
-    from ppdp.tasks.privacy.partitioned import file_schema
-
     out = []
     listed = {f.file: f for f in manifest.data_files}
     for f in manifest.data_files:
@@ -551,13 +629,13 @@ def _recheck_row_files(folder: Path, manifest: Manifest, hashes: dict[str, str],
     claims = [*manifest.privacy.claims, *(floor.claims if floor is not None else [])]
     recomputed: dict[str, Claim] = {}
     failure = ""
-    if manifest.unit == "equivalence_class" and any(c.recheck == "published" for c in claims):
+    if unit_of(manifest.unit).shares_quasi_identifiers and any(c.recheck == "published" for c in claims):
         _hierarchies(manifest)  # an unreadable hierarchy is bad input (one line), as for data.parquet
         try:
             recomputed = _count_row_files(folder, manifest, cluster)
         except InputError as exc:
             failure = f"could not be re-measured from the row files ({exc})"
-    unit_note = "" if manifest.unit == "equivalence_class" else f" (unit {manifest.unit})"
+    unit_note = "" if unit_of(manifest.unit).shares_quasi_identifiers else f" (unit {manifest.unit})"
     for claim in claims:
         if claim.recheck == "original":
             checks.append(ClaimCheck(claim, "not re-checked", None, "needs the original input (--original); a "
@@ -580,9 +658,9 @@ def _recheck_row_files(folder: Path, manifest: Manifest, hashes: dict[str, str],
     return ReleaseCheck(folder=folder, manifest=manifest, checks=_floor_verdicts(checks, manifest))
 
 
-_NOT_FROM_COUNTS = frozenset({"max_disclosure_gain", "max_journalist_risk", "max_linkage_risk", "min_dcr", "min_vd",
-                               "max_epsilon", "max_delta"})
-"""Policy claims that class counts do not measure (whole records, the original, a population, a mechanism)."""
+_NOT_FROM_COUNTS = frozenset(c.key for c in CRITERIA if not c.from_counts)
+"""Policy claims that class counts do not measure (whole records, the original, a population, a mechanism): the
+criteria that say so (:attr:`ppdp.schemas.criteria.base.Criterion.from_counts`)."""
 _COUNTED_FLOOR = ("floor: records alone", "floor: average risk")
 """The safety floor's claims of an equivalence-class release that class counts re-measure."""
 
@@ -593,10 +671,6 @@ def _count_row_files(folder: Path, manifest: Manifest, cluster: str | None = Non
     known columns (a second pass when those differ). The files are read as the release's own (one schema, the
     first file's, which every file must have; values as published, not checked as hostile input), as the release
     measured them before publishing."""
-    from ppdp.schemas.privacy import PrivacyThresholds
-    from ppdp.tasks.layout import DATA_FOLDER
-    from ppdp.tasks.privacy.partitioned import file_schema, partition_files, validate_folder
-
     p, policy = manifest.privacy, manifest.spec.privacy
     data = folder / DATA_FOLDER
     qi, sa = list(p.quasi_identifiers), list(p.sensitive_attributes)

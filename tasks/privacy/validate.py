@@ -17,7 +17,8 @@ from ppdp.schemas.privacy import PrivacyThresholds
 from ppdp.schemas.reports import PrivacyReport
 from ppdp.schemas.source import SourceSpec
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.ingest import NUMERIC_INTENT, numeric_intent, read_header, read_table
+from ppdp.tasks.core.io import read_header, read_table
+from ppdp.tasks.ingest import NUMERIC_INTENT, numeric_intent
 from ppdp.tasks.privacy.measure import check_gates, measure_table, read_hierarchy
 
 PYCANON_NAMES = (
@@ -51,7 +52,7 @@ def _source(path: Path, sep: str, na_values: list[str] | None) -> SourceSpec:
 
 # -- checks ---------------------------------------------------------------------------------------------------
 @dataclass
-class _Coded:
+class Coded:
     """One column as codes: ``codes`` (int, one per row; a missing value is a code of its own), ``uniques``
     (the value of each code, missing included), and how the column was typed (for the checks)."""
 
@@ -62,7 +63,7 @@ class _Coded:
     all_used: bool = True  # every code occurs (pd.factorize); False: a dictionary may hold unused values
 
     @classmethod
-    def of(cls, series: pd.Series) -> _Coded:
+    def of(cls, series: pd.Series) -> Coded:
         codes, uniques = pd.factorize(series, use_na_sentinel=False)
         numeric = pd.api.types.is_numeric_dtype(series) or pd.api.types.is_bool_dtype(series)
         return cls(codes, pd.Index(uniques), numeric, series if series.dtype == object else None)
@@ -71,7 +72,7 @@ class _Coded:
         return np.bincount(self.codes, minlength=len(self.uniques))
 
 
-def _check_names(columns: list[str], qi: list[str], sa: list[str], where: str) -> None:
+def check_names(columns: list[str], qi: list[str], sa: list[str], where: str) -> None:
     if not qi:
         raise InputError(f"{where}: give at least one quasi-identifier (--qi)")
     for name in [*qi, *sa]:
@@ -84,7 +85,7 @@ def _check_names(columns: list[str], qi: list[str], sa: list[str], where: str) -
         raise InputError(f"{where}: a column is listed twice")
 
 
-def _check_column(name: str, column: _Coded, is_qi: bool, where: str) -> None:
+def check_column(name: str, column: Coded, is_qi: bool, where: str) -> None:
     """All-missing quasi-identifier, mixed value types, numbers with stray text: from the distinct values
     (weighted by their counts where a share is needed), never row by row, except for object-dtype columns
     (rare: pyarrow reads text as ``str``), whose value types are checked per row."""
@@ -113,29 +114,29 @@ def _check_column(name: str, column: _Coded, is_qi: bool, where: str) -> None:
                          "with --na-values)")
 
 
-def check_table_columns(frame: pd.DataFrame, qi: list[str], sa: list[str], where: str) -> dict[str, _Coded]:
+def check_table_columns(frame: pd.DataFrame, qi: list[str], sa: list[str], where: str) -> dict[str, Coded]:
     """One-line errors for unusable input: unknown column, SA equal to a QI, empty table, all-null QI,
     mixed types, numbers with stray text.
 
     Returns each checked column factorized (``pd.factorize(..., use_na_sentinel=False)``) so that callers need
     not factorize a large table again.
     """
-    _check_names(list(frame.columns), qi, sa, where)
+    check_names(list(frame.columns), qi, sa, where)
     if len(frame) == 0:
         raise InputError(f"{where}: the table has no rows")
     coded = {}
     for name in [*qi, *sa]:
-        coded[name] = _Coded.of(frame[name])
-        _check_column(name, coded[name], name in qi, where)
+        coded[name] = Coded.of(frame[name])
+        check_column(name, coded[name], name in qi, where)
     return coded
 
 
 # -- reading a Parquet table for validation -------------------------------------------------------------------
 def _read_parquet_coded(source: SourceSpec, qi: list[str], sa: list[str], where: str
-                        ) -> tuple[pd.DataFrame, dict[str, _Coded]]:
+                        ) -> tuple[pd.DataFrame, dict[str, Coded]]:
     """Only the ``qi`` and ``sa`` columns of a Parquet file; text quasi-identifiers decoded straight to codes.
 
-    Values, types and missing-value markers are those :func:`ppdp.tasks.ingest.read_table` gives (``na_values``
+    Values, types and missing-value markers are those :func:`ppdp.tasks.core.io.read_table` gives (``na_values``
     apply to text columns); but a text quasi-identifier is read dictionary-encoded (pyarrow decodes the file's
     dictionary pages without building a Python string per row) and kept as codes: the measures only compare
     quasi-identifiers for equality. Returns the sensitive attributes and the non-text quasi-identifiers as a
@@ -144,7 +145,7 @@ def _read_parquet_coded(source: SourceSpec, qi: list[str], sa: list[str], where:
     path = source.path
     schema = pq.read_schema(path)  # readable: read_header has checked it
     by_name = {str(n).strip(): n for n in schema.names}
-    _check_names(list(by_name), qi, sa, where)
+    check_names(list(by_name), qi, sa, where)
     text = {name for name in qi if pa.types.is_string(schema.field(by_name[name]).type)
             or pa.types.is_large_string(schema.field(by_name[name]).type)}
     try:
@@ -159,7 +160,7 @@ def _read_parquet_coded(source: SourceSpec, qi: list[str], sa: list[str], where:
     # keeps the file's pandas metadata (dtypes); split blocks: no copy into one 2-D block per dtype
     plain = table.select([by_name[n] for n in others]).to_pandas(split_blocks=True)
     plain.columns = others
-    coded: dict[str, _Coded] = {}
+    coded: dict[str, Coded] = {}
     for name in [*qi, *sa]:
         if name in text:
             coded[name] = _dictionary_codes(table.column(by_name[name]), na_values)
@@ -167,14 +168,14 @@ def _read_parquet_coded(source: SourceSpec, qi: list[str], sa: list[str], where:
             series = plain[name]
             if na_values and (series.dtype == object or pd.api.types.is_string_dtype(series)):
                 series = plain[name] = series.mask(series.isin(na_values))
-            coded[name] = _Coded.of(series)
-        _check_column(name, coded[name], name in qi, where)
+            coded[name] = Coded.of(series)
+        check_column(name, coded[name], name in qi, where)
     del table
     columns = {name: coded[name].codes if name in qi else plain[name] for name in [*qi, *sa]}
     return pd.DataFrame(columns, index=pd.RangeIndex(len(coded[qi[0]].codes)), copy=False), coded
 
 
-def _dictionary_codes(column: pa.ChunkedArray, na_values: list[str]) -> _Coded:
+def _dictionary_codes(column: pa.ChunkedArray, na_values: list[str]) -> Coded:
     """Codes of a dictionary-encoded text column: the dictionary's positions, missing values (and the
     ``na_values`` markers) one more code."""
     column = column.unify_dictionaries()
@@ -192,7 +193,7 @@ def _dictionary_codes(column: pa.ChunkedArray, na_values: list[str]) -> _Coded:
         remap[markers] = missing
         codes = remap[codes]
     uniques = pd.Index([*values, np.nan], dtype=object)
-    return _Coded(codes, uniques, numeric=False, all_used=False)
+    return Coded(codes, uniques, numeric=False, all_used=False)
 
 
 # -- validating a table ---------------------------------------------------------------------------------------

@@ -32,10 +32,10 @@ and ``style.css``, the stylesheet), :mod:`~ppdp.tasks.report.artifacts` (markdow
 (``Sanitizer.description``): the report holds no table of methods.
 """
 
-from ppdp.tasks.report.artifacts import TableRow, _table_cell, report_markdown, report_table
+from ppdp.tasks.report.artifacts import TableRow, report_markdown, report_table, table_cell
 from ppdp.tasks.report.markup import html_page
 from ppdp.tasks.report.page import REPORT_NAME, SECTIONS, load_folder, render_report, write_atomic, write_report
 from ppdp.tasks.report.wording import label_min_count
 
-__all__ = ["REPORT_NAME", "SECTIONS", "TableRow", "_table_cell", "html_page", "label_min_count", "load_folder",
+__all__ = ["REPORT_NAME", "SECTIONS", "TableRow", "table_cell", "html_page", "label_min_count", "load_folder",
            "render_report", "report_markdown", "report_table", "write_atomic", "write_report"]

@@ -11,27 +11,27 @@ import numpy as np
 from ppdp.schemas.reports import Claim
 
 
-def _e(value: object) -> str:
+def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _md(value: object) -> str:
+def md(value: object) -> str:
     """Text for markdown: HTML-escaped, markdown's special characters backslash-escaped, on one line."""
     text = html.escape(" ".join(str(value).split()), quote=False)
     return re.sub(r"([\\`*_\[\]#|~])", r"\\\1", text)
 
 
-def _claim_text(claim: Claim) -> tuple[str, str]:
-    """A claim's value and threshold as text (:func:`_fmt`, 4 significant digits, up to 6 where 4 would print a
+def claim_text(claim: Claim) -> tuple[str, str]:
+    """A claim's value and threshold as text (:func:`fmt`, 4 significant digits, up to 6 where 4 would print a
     value equal to a threshold it differs from)."""
     digits = 4
     while (digits < 6 and claim.value is not None and claim.threshold is not None and claim.value != claim.threshold
-           and _fmt(claim.value, digits) == _fmt(claim.threshold, digits)):
+           and fmt(claim.value, digits) == fmt(claim.threshold, digits)):
         digits += 1
-    return _fmt(claim.value, digits), _fmt(claim.threshold, digits)
+    return fmt(claim.value, digits), fmt(claim.threshold, digits)
 
 
-def _fmt(value: object, digits: int = 4) -> str:
+def fmt(value: object, digits: int = 4) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, bool):
@@ -54,21 +54,21 @@ def _fmt(value: object, digits: int = 4) -> str:
     return str(value)
 
 
-def _pct(value: float | None) -> str:
+def pct_text(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _share(value: float | None) -> str:
+def share(value: float | None) -> str:
     """A share as a percentage, with enough digits that a share just above 0 or just below 1 does not read as 0% or
     100% (a floor of 0 fails on one record in thousands)."""
     if value is None:
         return "n/a"
     if 0 < value < 0.001 or 0.999 < value < 1:
         return f"{100 * value:.3g}%" if value < 0.5 else f"{100 * value:.4g}%"
-    return _pct(value)
+    return pct_text(value)
 
 
-def _duration(seconds: float) -> str:
+def duration_text(seconds: float) -> str:
     """A wall-clock time readable at any size: "19 ms", "2.4 s", "3 min 5 s" ("under 1 ms" below that)."""
     if seconds < 0.001:
         return "under 1 ms"
@@ -80,5 +80,5 @@ def _duration(seconds: float) -> str:
     return f"{minutes} min {rest} s" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
-def _plural(what: str) -> str:
+def plural(what: str) -> str:
     return what + ("es" if what.endswith(("s", "x", "sh", "ch")) else "s")

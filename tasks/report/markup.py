@@ -6,34 +6,34 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from importlib.resources import files
 
-from ppdp.tasks.report.fmt import _e
+from ppdp.tasks.report.fmt import esc
 
-_CSS = "\n" + files(__package__).joinpath("style.css").read_text(encoding="utf-8")
+STYLE_CSS = "\n" + files(__package__).joinpath("style.css").read_text(encoding="utf-8")
 """The page's stylesheet (``style.css``), inlined in a ``<style>`` element (whose text starts on a new line)."""
 
-_COMPARISON = {">=": "≥", "<=": "≤", "<": "&lt;"}
+COMPARISON = {">=": "≥", "<=": "≤", "<": "&lt;"}
 
 
 def html_page(title: str, css: str, generator: str | None, body: str) -> str:
     """A self-contained HTML page: ``title`` and ``generator`` (escaped here), inline ``css``, ``body`` (HTML), and a
     content policy that loads nothing (no script, no fetch; styles and ``data:`` images inline only)."""
     csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-    meta = f'<meta name="generator" content="{_e(generator)}">\n' if generator else ""
+    meta = f'<meta name="generator" content="{esc(generator)}">\n' if generator else ""
     return ("<!DOCTYPE html>\n"
             '<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">\n'
             '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"{meta}<title>{_e(title)}</title>\n"
+            f"{meta}<title>{esc(title)}</title>\n"
             f"<style>{css}</style>\n</head>\n<body>\n{body}</body>\n</html>\n")
 
 
-def _badge(ok: bool | None, yes: str = "holds", no: str = "fails") -> str:
+def badge_html(ok: bool | None, yes: str = "holds", no: str = "fails") -> str:
     if ok is None:
         return '<span class="badge muted">n/a</span>'
     return f'<span class="badge ok">{yes}</span>' if ok else f'<span class="badge bad">{no}</span>'
 
 
-def _table(head: Sequence[str], rows: Iterable[Sequence[str]], num: Sequence[int] = (), nowrap: Sequence[int] = (),
+def html_table(head: Sequence[str], rows: Iterable[Sequence[str]], num: Sequence[int] = (), nowrap: Sequence[int] = (),
            marked: Sequence[bool] = (), compact: bool = False) -> str:
     """A table of already-escaped cells (a column whose cells are all empty is left out); columns in ``num`` are
     right-aligned numbers, those in ``nowrap`` do not wrap; a row whose ``marked`` flag is true is highlighted;
@@ -57,12 +57,12 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], num: Sequence[int
     return f"<table{klass}><thead><tr>{ths}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _dl(items: Iterable[tuple[str, str]]) -> str:
+def html_dl(items: Iterable[tuple[str, str]]) -> str:
     inner = "".join(f"<dt>{k}</dt><dd>{v}</dd>" for k, v in items)
     return f'<dl class="facts">{inner}</dl>'
 
 
-def _cards(items: Iterable[tuple[str, str, str]]) -> str:
+def html_cards(items: Iterable[tuple[str, str, str]]) -> str:
     """Key-figure cards: (label, value, note), already escaped."""
     out = []
     for label, value, note in items:

@@ -10,7 +10,8 @@ seed give the same output.
 A method declares, as class attributes:
 
 * ``name`` and ``Params``: its parameter model (a :class:`ppdp.schemas.methods.MethodParams` subclass whose
-  fields, less ``name``, are exactly the constructor's keyword arguments less ``seed``);
+  fields, less ``name``, are exactly the constructor's keyword arguments less ``seed``: :func:`constructor` makes the
+  constructor from it, so a method states its parameters once);
 * ``description``: what it does, in one phrase, as a release's report says it;
 * ``unit``: what its privacy is measured over (:data:`ppdp.schemas.methods.Unit`), and ``tunable``: each tunable
   parameter and which direction is safer ("larger" or "smaller"), both taken from ``Params`` (as are
@@ -34,6 +35,7 @@ import hashlib
 import hmac
 import inspect
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,11 +47,14 @@ from ppdp.schemas.base import Role
 from ppdp.schemas.methods import GROUP_COLUMN, Domain, IntRange, MethodParams, Protection, Safer, Unit
 from ppdp.schemas.release import DpRelease, PartsRelease, Release, ReleasePart
 from ppdp.schemas.reports import LatticeSearch, Roles
+from ppdp.schemas.units import unit_of
+from ppdp.tasks.core.class_column import require_class
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.labels import key_path
 
 if TYPE_CHECKING:
     from ppdp.tasks.sanitize.keeping import Kept
+    from ppdp.tasks.sanitize.partitions import OnPartitions
 
 __all__ = ["GROUP_COLUMN", "DpRelease", "PartsRelease", "Release", "ReleasePart", "Sanitizer", "arrange",
            "release_order"]
@@ -118,6 +123,32 @@ class EstimatorParams:
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
+
+def constructor(params: type[MethodParams]) -> Callable[..., None]:
+    """The constructor a method's parameter model states (scikit-learn's contract): keyword arguments only, one a
+    field of ``params`` (less ``name``) with the field's default (a default factory is called for each instance),
+    then ``seed`` (default 0); each stored as the attribute of the same name. Its signature is the one
+    :meth:`EstimatorParams.get_params`, ``repr`` and :func:`sklearn.base.clone` read."""
+    fields = {name: field for name, field in params.model_fields.items() if name != "name"}
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    signature = inspect.Signature([
+        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+        *(inspect.Parameter(name, keyword, default=field.get_default(call_default_factory=True))
+          for name, field in fields.items()),
+        inspect.Parameter("seed", keyword, default=0)])
+
+    def __init__(self: Any, **values: Any) -> None:
+        unknown = sorted(set(values) - set(fields) - {"seed"})
+        if unknown:
+            raise TypeError(f"{type(self).__name__}() got an unexpected keyword argument {unknown[0]!r}")
+        for name, field in fields.items():
+            setattr(self, name, values[name] if name in values else field.get_default(call_default_factory=True))
+        self.seed = values.get("seed", 0)
+
+    __init__.__signature__ = signature  # type: ignore[attr-defined]
+    return __init__
+
+
 class Sanitizer(EstimatorParams, ABC):
     """Base class of every method (see the module docstring)."""
 
@@ -147,6 +178,11 @@ class Sanitizer(EstimatorParams, ABC):
     anyone recompute the noise): ``ppdp validate --release`` then re-checks their claims from the manifest instead of
     reproducing the run."""
 
+    on_partitions: ClassVar[OnPartitions | None] = None
+    """What the method can do on a partitioned input (a folder of Parquet files): an object implementing
+    :class:`ppdp.tasks.sanitize.partitions.OnPartitions` (count-based passes, merge, fit, finish a part, recode a
+    partition), declared beside the method; None: the method is refused on partitions."""
+
     seed: int
 
     PARAMS_FACTS: ClassVar[tuple[str, ...]] = ("unit", "tunable", "lattice_parameters", "keeps_groups")
@@ -160,10 +196,12 @@ class Sanitizer(EstimatorParams, ABC):
             for fact in cls.PARAMS_FACTS:
                 if fact not in cls.__dict__:  # a class that states one itself keeps it (the contract suite checks
                     setattr(cls, fact, getattr(params, fact))  # that registered methods agree with their Params)
+            if "__init__" not in cls.__dict__:  # the parameters are stated once, in the parameter model
+                cls.__init__ = constructor(params)  # type: ignore[method-assign]
 
     if TYPE_CHECKING:
-        # the constructor contract (module docstring): keyword arguments only, a seed among them; each method
-        # declares its own, so this is for the type checker only (at run time _get_param_names reads the subclass's)
+        # the constructor contract (module docstring): keyword arguments only, a seed among them; made from the
+        # method's Params by :func:`constructor` (at run time _get_param_names reads its signature)
         def __init__(self, **params: Any) -> None: ...
 
     # -- parameters ---------------------------------------------------------------------------------
@@ -258,7 +296,6 @@ class Sanitizer(EstimatorParams, ABC):
             raise InputError(f"{self.name}: the input has no rows")
         source = frame.reset_index(drop=True)
         if self.needs_class:  # one check of the class column for every method that needs one
-            from ppdp.tasks.core.class_column import require_class
 
             require_class(source, roles, self.name)
         rng = np.random.default_rng(self.seed)
@@ -320,7 +357,7 @@ def arrange(out: Release, order: np.ndarray, unit: Unit) -> Release:
         if input_group is not None:
             ig = np.asarray(input_group)
             input_group = np.where(ig >= 0, renumber[np.maximum(ig, 0)], -1)
-        if unit == "generating_group":
+        if unit_of(unit).group_column:
             released[GROUP_COLUMN] = group
     return replace(out, frame=released, group=group, input_group=input_group,
                    row_source=np.asarray(out.row_source)[order])

@@ -90,7 +90,7 @@ class _DonorIndex:
         self.rebuild()
 
     def rebuild(self) -> None:
-        from scipy.spatial import cKDTree
+        from scipy.spatial import cKDTree  # heavy: SciPy, loaded when neighbours are searched
 
         self.pool = np.flatnonzero(self.sizes[self.labels] > self.k)
         sub = self.x[self.pool]
@@ -114,7 +114,7 @@ def modified_groups(x: np.ndarray, k: int, seed: int, max_iter: int = 20) -> np.
 
     Returns dense group ids; every group has at least k rows.
     """
-    from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree  # heavy: SciPy, loaded when neighbours are searched
 
     n = len(x)
     if n < k:
@@ -199,7 +199,7 @@ def original_groups(x: np.ndarray, k: int, seed: int) -> np.ndarray:
 
     Returns dense group ids; every group has at least k rows. The loop runs once per group, not per record.
     """
-    from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree  # heavy: SciPy, loaded when neighbours are searched
 
     n = len(x)
     if n < k:
@@ -368,22 +368,11 @@ class Condensation(Sanitizer):
                                   "records (Aggarwal and Yu)")
     Params: ClassVar[type[MethodParams]] = CondensationParams
 
-    def __init__(
-        self,
-        *,
-        variant: Variant = "class_wise",
-        k: int | None = None,
-        class_weight: float = 2.0,
-        distribution: Literal["uniform", "gaussian"] = "uniform",
-        kmeans_max_iter: int = 20,
-        seed: int = 0,
-    ) -> None:
-        self.variant = variant
-        self.k = k
-        self.class_weight = class_weight
-        self.distribution = distribution
-        self.kmeans_max_iter = kmeans_max_iter
-        self.seed = seed
+    variant: Variant
+    k: int | None
+    class_weight: float
+    distribution: Literal["uniform", "gaussian"]
+    kmeans_max_iter: int
 
     @property
     def needs_class(self) -> bool:  # type: ignore[override]

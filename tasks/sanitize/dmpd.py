@@ -36,6 +36,7 @@ from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, IntRange, MethodParams, Treatment
 from ppdp.schemas.params.dmpd import DmpdParams
 from ppdp.schemas.reports import FeaturePartition, ParetoPoint, Roles
+from ppdp.tasks.core import dmpd as core
 from ppdp.tasks.core.errors import InputError, ReleaseRejected, SpecError
 from ppdp.tasks.sanitize.base import PartsRelease, ReleasePart, Sanitizer
 
@@ -77,17 +78,13 @@ class Dmpd(Sanitizer):
     randomized: ClassVar[bool] = True
     shape: ClassVar[str] = "parts"  # one table per feature subset
 
-    def __init__(self, *, k: int | None = None, inducer: Literal["naive_bayes", "tree"] = "tree",
-                 population: int = 50, generations: int = 100,
-                 p_crossover: float = 0.7, p_mutation: float = 0.05, inner_folds: int = 3, seed: int = 0) -> None:
-        self.k = k
-        self.inducer = inducer
-        self.population = population
-        self.generations = generations
-        self.p_crossover = p_crossover
-        self.p_mutation = p_mutation
-        self.inner_folds = inner_folds
-        self.seed = seed
+    k: int | None
+    inducer: Literal["naive_bayes", "tree"]
+    population: int
+    generations: int
+    p_crossover: float
+    p_mutation: float
+    inner_folds: int
 
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         return {"k": IntRange(low=2, high=max(2, len(frame)))}
@@ -97,8 +94,6 @@ class Dmpd(Sanitizer):
         return [c for c in roles.attributes if c in frame.columns and c not in ids]
 
     def _sanitize(self, frame: pd.DataFrame, roles: Roles, rng: np.random.Generator) -> PartsRelease:
-        from ppdp.tasks.core import dmpd as core
-
         if self.k is None:
             raise SpecError("dmpd: k is required (set method.k or a tuning strategy)")
         k = int(self.k)

@@ -111,10 +111,12 @@ rebuilds the same mechanism, and the manifest records the choice and the figures
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import sys
 import threading
 from dataclasses import dataclass
+from importlib.metadata import version
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
@@ -122,7 +124,7 @@ import pandas as pd
 
 from ppdp.schemas.base import ColumnKind
 from ppdp.schemas.methods import Domain, FloatRange, MethodParams, Protection, Treatment
-from ppdp.schemas.params.dp_synthesizer import DpBins, DpSynthesizerParams, _text
+from ppdp.schemas.params.dp_synthesizer import DpBins, DpSynthesizerParams, category_text
 from ppdp.schemas.reports import DifferentialPrivacy, Roles
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.pgm import aim_class, aim_estimator, mst_class, sample_model
@@ -244,7 +246,7 @@ def plan_columns(columns: list[str], roles: Roles, params: DpSynthesizerParams,
             raise SpecError(f"dp_synthesizer: method.bins.{name}: '{name}' is not numeric; list its categories in "
                             f"method.categories.{name} instead")
         declared = listed.get(name) or orders.get(name)
-        keys = tuple(_text(v) for v in declared) if declared else None
+        keys = tuple(category_text(v) for v in declared) if declared else None
         if keys is None and params.delta == 0:
             raise SpecError(f"dp_synthesizer: column '{name}' has no public categories: list them in "
                             f"method.categories.{name} (or declare its order), or set method.delta > 0 to discover "
@@ -268,8 +270,6 @@ def _workload(plan: Plan) -> list[tuple[int, ...]]:
     to every column); a column whose categories are discovered privately counts as 1 + 1 (its size is known only
     after the release), so the figure is a lower bound for those; a column whose edges are found under DP counts
     the bins asked for (``count``: equal edges merged can only make fewer)."""
-    import itertools
-
     sizes = [(c.count if c.found else len(c.edges) - 1 if c.binned else len(c.keys) if c.keys is not None else 1) + 1
              for c in plan.columns]
     degree = min(AIM_DEGREE, len(sizes))
@@ -315,7 +315,7 @@ def _absl_to_process_stderr() -> None:
     ``sys.__stderr__`` is never closed by it. The handler is not attached to any logger: nothing is logged through
     it either way."""
     try:
-        from absl import logging as absl_logging
+        from absl import logging as absl_logging  # heavy: absl comes with JAX, loaded by mbi
     except ImportError:  # pragma: no cover - absl comes with JAX
         return
     handler = absl_logging.get_absl_handler().python_handler
@@ -336,7 +336,7 @@ class Built:
 
 def _empty_frame(plan: Plan):
     """A polars LazyFrame with the mechanism's input schema and no row: the measurement is built from it alone."""
-    import polars as pl
+    import polars as pl  # heavy: Polars, OpenDP's input frame
 
     schema = {c.name: (pl.Int64 if c.binned else pl.String) for c in plan.columns}
     return pl.DataFrame(schema=schema).lazy()
@@ -347,9 +347,7 @@ def build(plan: Plan) -> Built:
     """Build the measurement for ``plan`` from public information only (the input schema, the public categories and
     bins, epsilon, delta): a measurement can be reused for any table of that schema, so it is cached (OpenDP's
     construction searches the noise scales numerically: seconds)."""
-    from importlib.metadata import version
-
-    import opendp.prelude as dp
+    import opendp.prelude as dp  # heavy: OpenDP, loaded when a mechanism is built
 
     with _LOCK:
         dp.enable_features("contrib")  # OpenDP's mbi synthesizers are contributed code, not yet vetted by its review
@@ -400,7 +398,7 @@ def _quantiles(wanted: tuple[tuple[str, int, tuple[float, ...]], ...], epsilon: 
     over the candidates, each with its noise scale searched for an equal part of the column's share of ``epsilon``,
     composed by OpenDP's ``make_composition`` (its map: the column's epsilon); neighbouring inputs differ by one
     value added or removed (one row)."""
-    import opendp.prelude as dp
+    import opendp.prelude as dp  # heavy: OpenDP, loaded when a mechanism is built
 
     with _LOCK:
         dp.enable_features("contrib")  # make_private_quantile is contributed code
@@ -473,7 +471,7 @@ def spend(plan: Plan, quantiles: Quantiles | None) -> Spent:
 def to_mechanism_input(frame: pd.DataFrame, plan: Plan):
     """The rows as the mechanism reads them: bin numbers (values clipped to the public bounds) and categories as
     text; missing values stay missing (a category of their own)."""
-    import polars as pl
+    import polars as pl  # heavy: Polars, OpenDP's input frame
 
     data = {}
     for c in plan.columns:
@@ -486,7 +484,7 @@ def to_mechanism_input(frame: pd.DataFrame, plan: Plan):
             data[c.name] = pl.Series(c.name, np.where(np.isnan(values), np.array(None, dtype=object), codes).tolist(),
                                      dtype=pl.Int64)
         else:
-            text = [None if pd.isna(v) else _text(v) for v in series.astype(object).to_numpy()]
+            text = [None if pd.isna(v) else category_text(v) for v in series.astype(object).to_numpy()]
             data[c.name] = pl.Series(c.name, text, dtype=pl.String)
     return pl.DataFrame(data).lazy()
 
@@ -544,12 +542,12 @@ def _as_column(series: pd.Series, values: np.ndarray) -> object:
 def _as_categories(series: pd.Series, keys: list, codes: np.ndarray, declared: list | None) -> object:
     """Generated category codes -> the column's values (a released key back in the column's type: the data's own
     value with that text, else the declared one); the null key and unknown codes -> missing."""
-    lookup: dict[str, Any] = {_text(v): v for v in (declared or [])}
+    lookup: dict[str, Any] = {category_text(v): v for v in (declared or [])}
     try:
         uniques = pd.unique(series.dropna())
     except TypeError:
         uniques = series.dropna().unique()
-    lookup.update({_text(v): v for v in uniques})
+    lookup.update({category_text(v): v for v in uniques})
     table = np.array([None if k is None else lookup.get(str(k), k) for k in keys] + [None], dtype=object)
     values = table[np.minimum(codes, len(keys))]
     try:
@@ -605,17 +603,13 @@ class DpSynthesizer(Sanitizer):
         """:func:`guarantee_from_manifest` (``ppdp validate --release`` re-derives the recorded guarantee)."""
         return guarantee_from_manifest(params, columns, roles, numeric, found)
 
-    def __init__(self, *, epsilon: float | None = None, delta: float = 1e-7, mechanism: str = "mst",
-                 bins: dict[str, list[float] | dict[str, Any]] | None = None, bin_share: float | None = None,
-                 categories: dict[str, list] | None = None, samples: int | None = None, seed: int = 0) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.mechanism = mechanism
-        self.bins = bins
-        self.bin_share = bin_share
-        self.categories = categories
-        self.samples = samples
-        self.seed = seed
+    epsilon: float | None
+    delta: float
+    mechanism: str
+    bins: dict[str, list[float] | dict[str, Any]] | None
+    bin_share: float | None
+    categories: dict[str, list] | None
+    samples: int | None
 
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         """epsilon's range for the tuner; refused when epsilon is left to tuning (see the module docstring)."""

@@ -219,8 +219,8 @@ def frozen_plan(groups: np.ndarray, member_keys: np.ndarray, seen: np.ndarray, t
     present = groups >= 0
     retired = 0
     if present.any():
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
+        from scipy.sparse import coo_matrix  # heavy: SciPy, loaded when groups are joined
+        from scipy.sparse.csgraph import connected_components  # heavy: SciPy, loaded when groups are joined
 
         g_ids, g_of = np.unique(groups[present], return_inverse=True)
         g_of = g_of.reshape(-1)

@@ -15,7 +15,6 @@ The algorithm part (the first section) is pure NumPy on a float matrix that the 
 
 from __future__ import annotations
 
-import operator
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
@@ -27,7 +26,7 @@ from ppdp.schemas.params.mdav import MdavParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import TableEncoder, as_numbers
 from ppdp.tasks.core.errors import InputError, SpecError
-from ppdp.tasks.core.matrix import as_matrix
+from ppdp.tasks.core.matrix import as_matrix, positive_int
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 from ppdp.tasks.sanitize.keeping import Kept, frozen_keys, frozen_plan, frozen_release
 
@@ -246,11 +245,7 @@ def information_loss(x: np.ndarray, labels: np.ndarray) -> float:
 
 
 def _check_k(x: np.ndarray, k: int) -> int:
-    if isinstance(k, bool):
-        raise ValueError("k must be an integer")
-    k = operator.index(k)
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+    k = positive_int(k, "k")
     if len(x) < k:
         raise ValueError(f"MDAV needs at least k = {k} rows, got {len(x)}")
     return k
@@ -348,14 +343,7 @@ def mdav_groups_batched(z: np.ndarray, k: int, *, centroid: Literal["pairwise", 
             xt = np.ascontiguousarray(np.take_along_axis(xt, keep[:, None, :], axis=2))
             rows = np.take_along_axis(rows, keep, axis=1)
             penalty, dist, tmp = np.zeros((b, cnt)), np.empty((b, cnt)), np.empty((b, cnt))
-        if centroid == "pairwise":
-            mean = xt.sum(axis=2) / cnt
-        else:
-            mean = np.ascontiguousarray(xt.transpose(0, 2, 1)).sum(axis=1) / cnt
-        _sq_dist(xt, mean, dist, tmp)
-        xr = xt[line, :, np.subtract(dist, penalty, out=tmp).argmax(axis=1)]  # r: farthest from the centroid
-        _sq_dist(xt, xr, dist, tmp)
-        xs = xt[line, :, np.subtract(dist, penalty, out=tmp).argmax(axis=1)]  # s: farthest from r, before
+        xr, xs = _far_seeds(xt, penalty, dist, tmp, cnt, centroid)  # leaves dist = distances to r
         for seed in (xr, xs):  # r's group is removed (first in row order on ties)
             if seed is xs:
                 _sq_dist(xt, xs, dist, tmp)
@@ -373,9 +361,31 @@ def mdav_groups_batched(z: np.ndarray, k: int, *, centroid: Literal["pairwise", 
                 break
     left = penalty == 0
     labels[np.nonzero(left)[0], rows[left]] = group
-    # number groups in the order of their first row
-    first = np.full((b, group + 1), n, dtype=np.int64)
-    np.minimum.at(first, (np.repeat(line, n), labels.ravel()), np.tile(np.arange(n), b))
+    return _first_row_order(labels, group + 1)
+
+
+def _far_seeds(xt: np.ndarray, penalty: np.ndarray, dist: np.ndarray, tmp: np.ndarray, cnt: int,
+               centroid: str) -> tuple[np.ndarray, np.ndarray]:
+    """One MDAV step's seeds in every batch row: r, the remaining row farthest from the remaining rows' centroid,
+    and s, the remaining row farthest from r (first in row order on ties). ``dist`` is left holding each row's
+    squared distance to r."""
+    line = np.arange(xt.shape[0])
+    if centroid == "pairwise":
+        mean = xt.sum(axis=2) / cnt
+    else:
+        mean = np.ascontiguousarray(xt.transpose(0, 2, 1)).sum(axis=1) / cnt
+    _sq_dist(xt, mean, dist, tmp)
+    xr = xt[line, :, np.subtract(dist, penalty, out=tmp).argmax(axis=1)]  # r: farthest from the centroid
+    _sq_dist(xt, xr, dist, tmp)
+    xs = xt[line, :, np.subtract(dist, penalty, out=tmp).argmax(axis=1)]  # s: farthest from r, before
+    return xr, xs
+
+
+def _first_row_order(labels: np.ndarray, groups: int) -> np.ndarray:
+    """Batched labels (b, n) renumbered in the order of each group's first row."""
+    b, n = labels.shape
+    first = np.full((b, groups), n, dtype=np.int64)
+    np.minimum.at(first, (np.repeat(np.arange(b), n), labels.ravel()), np.tile(np.arange(n), b))
     rank = np.argsort(np.argsort(first, axis=1, kind="stable"), axis=1, kind="stable")
     return np.take_along_axis(rank, labels, axis=1)
 
@@ -445,7 +455,7 @@ def _query_sorted(tree: cKDTree, tree_rows: np.ndarray, points: np.ndarray, kk: 
 
 def _tree(points: np.ndarray, rows: np.ndarray) -> tuple[cKDTree, np.ndarray, np.ndarray]:
     """A k-d tree on ``points`` (the rows ``rows``) and each row's rank in the tree's leaf order."""
-    from scipy.spatial import cKDTree
+    from scipy.spatial import cKDTree  # heavy: scipy is loaded when MDAV peels
 
     tree = cKDTree(points, balanced_tree=False, compact_nodes=False)  # sliding midpoint: quick to build
     leaf_rank = np.zeros(rows.max() + 1, dtype=np.int64)
@@ -557,9 +567,7 @@ class Mdav(Sanitizer):
     Params: ClassVar[type[MethodParams]] = MdavParams
     randomized: ClassVar[bool] = False
 
-    def __init__(self, *, k: int | None = None, seed: int = 0) -> None:
-        self.k = k
-        self.seed = seed
+    k: int | None
 
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         return {"k": IntRange(low=2, high=max(2, len(frame)))}

@@ -53,18 +53,9 @@ class Noise(Sanitizer):
     description: ClassVar[str] = "additive or multiplicative noise on the numeric attributes"
     Params: ClassVar[type[MethodParams]] = NoiseParams
 
-    def __init__(
-        self,
-        *,
-        kind: Literal["additive", "multiplicative"] = "additive",
-        scale: float | None = None,
-        distribution: Literal["gaussian", "laplace"] = "gaussian",
-        seed: int = 0,
-    ) -> None:
-        self.kind = kind
-        self.scale = scale
-        self.distribution = distribution
-        self.seed = seed
+    kind: Literal["additive", "multiplicative"]
+    scale: float | None
+    distribution: Literal["gaussian", "laplace"]
 
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         return {"scale": FloatRange(low=0.01, high=2.0, log=True)}

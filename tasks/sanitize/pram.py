@@ -106,6 +106,7 @@ class Pram(Sanitizer):
     Params: ClassVar[type[MethodParams]] = PramParams
     protects: ClassVar[Protection] = "attribute"  # identities stay visible: the randomized values are protected
 
+    # its own constructor: the parameter ``pd`` would shadow pandas in class-level annotations
     def __init__(self, *, pd: float | None = None, alpha: float = 0.5,
                  columns: Literal["sensitive", "categorical"] = "sensitive", seed: int = 0) -> None:
         self.pd = pd

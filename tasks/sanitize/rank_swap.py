@@ -81,9 +81,7 @@ class RankSwap(Sanitizer):
     description: ClassVar[str] = "rank swapping: each numeric or ordinal value swapped with one of close rank"
     Params: ClassVar[type[MethodParams]] = RankSwapParams
 
-    def __init__(self, *, p: float | None = None, seed: int = 0) -> None:
-        self.p = p
-        self.seed = seed
+    p: float | None
 
     @staticmethod
     def swapped_columns(frame: pd.DataFrame, roles: Roles) -> list[str]:

@@ -246,7 +246,7 @@ class _NearestRow:
         return codes, ok
 
     def _full_tree(self, q: np.ndarray) -> np.ndarray:
-        from scipy.spatial import cKDTree
+        from scipy.spatial import cKDTree  # heavy: SciPy, loaded when neighbours are searched
 
         if self._full is None:
             self._full = cKDTree(self.x)
@@ -367,18 +367,9 @@ class SampleGeneration(Sanitizer):
     needs_class: ClassVar[bool] = True
     randomized: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        *,
-        samples: int | None = None,
-        max_draws_factor: int = 100,
-        tree_min_samples_leaf: int = 2,
-        seed: int = 0,
-    ) -> None:
-        self.samples = samples
-        self.max_draws_factor = max_draws_factor
-        self.tree_min_samples_leaf = tree_min_samples_leaf
-        self.seed = seed
+    samples: int | None
+    max_draws_factor: int
+    tree_min_samples_leaf: int
 
     # -- columns --------------------------------------------------------------------------------------
     @staticmethod

@@ -262,12 +262,9 @@ class Sap(Sanitizer):
     protects: ClassVar[Protection] = "attribute"  # the quasi-identifiers are published as they are
     needs_class: ClassVar[bool] = True
 
-    def __init__(self, *, scenario: Literal["S1", "S2"] = "S2", rate: float | None = None,
-                 variant: Literal["prose", "appendix"] = "prose", seed: int = 0) -> None:
-        self.scenario = scenario
-        self.rate = rate
-        self.variant = variant
-        self.seed = seed
+    scenario: Literal["S1", "S2"]
+    rate: float | None
+    variant: Literal["prose", "appendix"]
 
     @classmethod
     def protected_columns(cls, roles: Roles) -> list[str]:

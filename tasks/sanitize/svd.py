@@ -153,10 +153,8 @@ class Svd(Sanitizer):
     Params: ClassVar[type[MethodParams]] = SvdParams
     randomized: ClassVar[bool] = False
 
-    def __init__(self, *, rank: int | None = None, sparsity: float = 0.0, seed: int = 0) -> None:
-        self.rank = rank
-        self.sparsity = sparsity
-        self.seed = seed
+    rank: int | None
+    sparsity: float
 
     @staticmethod
     def numeric_columns(frame: pd.DataFrame, roles: Roles) -> list[str]:

@@ -86,13 +86,10 @@ class TopBottomCoding(Sanitizer):
     Params: ClassVar[type[MethodParams]] = TopBottomCodingParams
     randomized: ClassVar[bool] = False
 
-    def __init__(self, *, quantile: float | None = None, kind: Literal["top", "bottom", "both"] = "both",
-                 replacement: Literal["bound", "mean"] = "bound", limits: dict | None = None, seed: int = 0) -> None:
-        self.quantile = quantile
-        self.kind = kind
-        self.replacement = replacement
-        self.limits = limits
-        self.seed = seed
+    quantile: float | None
+    kind: Literal["top", "bottom", "both"]
+    replacement: Literal["bound", "mean"]
+    limits: dict | None
 
     coded_columns = staticmethod(Svd.numeric_columns)
     """The columns the method codes: SVD's (numeric attributes, not identifiers, not the class, held as numbers: not

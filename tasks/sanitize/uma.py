@@ -17,7 +17,6 @@ column.
 
 from __future__ import annotations
 
-import operator
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -29,6 +28,7 @@ from ppdp.schemas.params.uma import Partition, UmaParams
 from ppdp.schemas.reports import Roles
 from ppdp.tasks.core.encoding import as_numbers, integers_within, refuse_huge
 from ppdp.tasks.core.errors import InputError, SpecError
+from ppdp.tasks.core.matrix import positive_int
 from ppdp.tasks.core.records import record_release
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 
@@ -87,11 +87,7 @@ def uma_groups(values: np.ndarray, k: int, partition: Partition = "fixed") -> np
     v = v.astype(np.float64, copy=False)
     if not np.isfinite(v).all():
         raise ValueError("values hold missing or infinite numbers")
-    if isinstance(k, bool):
-        raise ValueError("k must be an integer")
-    k = operator.index(k)
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+    k = positive_int(k, "k")
     m = len(v)
     if m == 0:
         return np.zeros(0, dtype=np.int64)
@@ -236,12 +232,9 @@ class Uma(Sanitizer):
     Params: ClassVar[type[MethodParams]] = UmaParams
     randomized: ClassVar[bool] = False
 
-    def __init__(self, *, k: int | None = None, columns: Literal["all_numeric", "sensitive"] = "all_numeric",
-                 partition: Partition = "fixed", seed: int = 0) -> None:
-        self.k = k
-        self.columns = columns
-        self.partition = partition
-        self.seed = seed
+    k: int | None
+    columns: Literal["all_numeric", "sensitive"]
+    partition: Partition
 
     def domains(self, frame: pd.DataFrame, roles: Roles) -> dict[str, Domain]:
         return {"k": IntRange(low=2, high=max(2, len(frame)))}

@@ -9,6 +9,40 @@ and the probability of associating the individual with sensitive value ``a`` is 
 the query with value a) / (records matching the query)`` (scenario S2). The paper asks the same queries of the
 original and of each sanitized table and compares the distributions (quartile charts).
 
+Where the paper is silent, :func:`random_query_attack` chooses:
+
+* **Whose values.** ``get-query`` is not shown. A query describes one individual ("each query represents
+  what an attacker knows about an individual"), so each draw picks a record of ``original`` uniformly (with
+  replacement across draws) and takes that record's values; a query therefore always matches at least its
+  own record in the original.
+* **How many and which.** The number of known quasi-identifiers is uniform on 1..len(qis); which ones: a
+  uniform subset of that size (the first ones of a uniform random permutation).
+* **query-worth** is not shown either. Drawn from a record, every query describes someone in the original,
+  which is the only worth test applied; a draw repeating a kept query (same known columns and values) is a
+  draw that did not grow the list.
+* **How many queries.** The paper's n differs per data set and no total is given: ``stop_after`` (n,
+  default 100) and a cap of ``queries`` (default 2000) kept queries, whichever comes first. Draws are
+  generated in vectorized batches; the stopping rule is still checked after every draw.
+* **Matching.** A record matches a query when it equals the query on every known quasi-identifier: exact
+  equality after :meth:`pandas.Index.get_indexer` (37 matches 37.0, the text '37' does not match 37), a
+  missing value matches a missing value (as ppdp's equivalence classes treat it). A suppressed cell
+  (missing, or a marker such as '?' or '*') or a generalized value (an interval, a coarser category) does
+  not match the raw value, as SAP's suppression marker does not in the paper. For a generalized release
+  the attacker would first generalize the query; that attacker is not modelled here, so for such releases
+  the figures show what exact knowledge finds, and the class-based measures (k, prosecutor risk) are the
+  ones to read.
+* **No match.** A query matching no record of a table (possible on a release) has no defined ``1/0``: it
+  counts as re-identification probability 0 and association 0 (the attacker finds nobody), and
+  ``matched_queries`` says how many did match. Statistics are over all queries, so the original and the
+  release are compared on the same query set, as in Figure 4.3.
+* **S2 summary.** The paper defines ``P(S2|a)`` for every sensitive value ``a``; per query we keep the
+  largest (the attacker's best guess). A missing sensitive value (e.g. SAP's suppressed SAV) is not a value
+  the attacker can learn: it counts in the denominator but is never ``a``. With several sensitive
+  attributes, the largest over them.
+* **Statistics.** Besides the paper's median and quartiles (numpy's linear interpolation): the mean, the
+  max, the share of queries matching exactly one record (``identifying_share``) and the median number of
+  records a query matches.
+
 Plain functions over pandas tables; no Prefect. Loops run over queries and columns, never over records.
 """
 
@@ -430,6 +464,18 @@ def evaluate_queries(frame: pd.DataFrame, queries: RandomQueries,
     return _answer(coded, _codes_in(coded, queries), _sensitive_codes(frame, names), names)
 
 
+def _check_tables(original: pd.DataFrame, other: pd.DataFrame | None, qis: Sequence[str],
+                  sa: str | Sequence[str] | None) -> tuple[list[str], tuple[str, ...]]:
+    """The quasi-identifier and sensitive columns, checked in the original and in a release other than it."""
+    cols = _check_qi(original, qis)
+    names = _check_sensitive(original, sa, cols, "original")
+    if other is not None:
+        check_columns(other, cols, "qis", "release")
+        check_nonempty(other, "release")
+        _check_sensitive(other, names, cols, "release")
+    return cols, names
+
+
 def random_query_attack(
     original: pd.DataFrame,
     release: pd.DataFrame | None,
@@ -482,52 +528,16 @@ def random_query_attack(
     (S2). The paper reports these per-query probabilities as quartile charts (median, lower and upper
     quartile).
 
-    Where the paper is silent, the choices made here:
-
-    * **Whose values.** ``get-query`` is not shown. A query describes one individual ("each query represents
-      what an attacker knows about an individual"), so each draw picks a record of ``original`` uniformly (with
-      replacement across draws) and takes that record's values; a query therefore always matches at least its
-      own record in the original.
-    * **How many and which.** The number of known quasi-identifiers is uniform on 1..len(qis); which ones: a
-      uniform subset of that size (the first ones of a uniform random permutation).
-    * **query-worth** is not shown either. Drawn from a record, every query describes someone in the original,
-      which is the only worth test applied; a draw repeating a kept query (same known columns and values) is a
-      draw that did not grow the list.
-    * **How many queries.** The paper's n differs per data set and no total is given: ``stop_after`` (n,
-      default 100) and a cap of ``queries`` (default 2000) kept queries, whichever comes first. Draws are
-      generated in vectorized batches; the stopping rule is still checked after every draw.
-    * **Matching.** A record matches a query when it equals the query on every known quasi-identifier: exact
-      equality after :meth:`pandas.Index.get_indexer` (37 matches 37.0, the text '37' does not match 37), a
-      missing value matches a missing value (as ppdp's equivalence classes treat it). A suppressed cell
-      (missing, or a marker such as '?' or '*') or a generalized value (an interval, a coarser category) does
-      not match the raw value, as SAP's suppression marker does not in the paper. For a generalized release
-      the attacker would first generalize the query; that attacker is not modelled here, so for such releases
-      the figures show what exact knowledge finds, and the class-based measures (k, prosecutor risk) are the
-      ones to read.
-    * **No match.** A query matching no record of a table (possible on a release) has no defined ``1/0``: it
-      counts as re-identification probability 0 and association 0 (the attacker finds nobody), and
-      ``matched_queries`` says how many did match. Statistics are over all queries, so the original and the
-      release are compared on the same query set, as in Figure 4.3.
-    * **S2 summary.** The paper defines ``P(S2|a)`` for every sensitive value ``a``; per query we keep the
-      largest (the attacker's best guess). A missing sensitive value (e.g. SAP's suppressed SAV) is not a value
-      the attacker can learn: it counts in the denominator but is never ``a``. With several sensitive
-      attributes, the largest over them.
-    * **Statistics.** Besides the paper's median and quartiles (numpy's linear interpolation): the mean, the
-      max, the share of queries matching exactly one record (``identifying_share``) and the median number of
-      records a query matches.
+    Where the paper is silent (whose values, how many queries, query-worth, matching, no match, the S2 summary,
+    the statistics), the choices made here are listed in the module docstring.
 
     Cost: each table's quasi-identifier columns are factorized once; a query reads the posting list of its
     rarest known value and filters it on its other known values (single-value queries read precomputed
     counts), so a query never scans the whole table.
     """
-    cols = _check_qi(original, qis)
     other = None if release is None or release is original else release  # None: the release is the original
     same = other is None
-    names = _check_sensitive(original, sa, cols, "original")
-    if other is not None:
-        check_columns(other, cols, "qis", "release")
-        check_nonempty(other, "release")
-        _check_sensitive(other, names, cols, "release")
+    cols, names = _check_tables(original, other, qis, sa)
     drawn, coded, q_codes = _generate(original, cols, queries, stop_after, seed)
     on_original = _answer(coded, q_codes, _sensitive_codes(original, names), names)
     if other is None:

@@ -1,0 +1,288 @@
+"""The release plan over a partitioned source (``source.path`` a folder of Parquet files): the same release, made
+partition by partition; the steps that coincide with one table's are the plan's (:mod:`ppdp.tasks.plan`: the
+tagging, the tuning rule, the gates, the promotion of columns, the log lines), run through the same
+:class:`~ppdp.tasks.steps.Runner` (the flow's: each step a Prefect task on its task runner, Dask workers or threads).
+
+Per partition, as a task each: ingest (the input suite, the checks, the hash, pass 1's counts); each pass of the
+method (counts); recoding (and the partition's share of the utility sample); then one task per published row
+file. In the caller, on counts only: the merges, the rare-value rule's plan, the tuning (the method's search), the
+privacy measures (from counts over the published files), the gates, the manifest and the publish. What the method
+does on partitions is the capability its sanitizer declares (:class:`ppdp.tasks.sanitize.partitions.OnPartitions`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ppdp.schemas.manifest import ReleaseResult
+from ppdp.schemas.reports import IngestReport, LatticeSearch, PrivacyReport, Roles, TuningTrace
+from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks import publish, secrets, series, steps, tune, utility
+from ppdp.tasks.core.errors import SpecError
+from ppdp.tasks.distributed import inputs, measure, methods, output, rare, record
+from ppdp.tasks.distributed import series as distributed_series
+from ppdp.tasks.privacy.series import series_line
+from ppdp.tasks.privacy.series_partitioned import judge_partitioned
+from ppdp.tasks.sanitize.base import Sanitizer
+from ppdp.tasks.sanitize.partitions import Fitted, OnPartitions
+from ppdp.tasks.sanitize.registry import build_sanitizer
+from ppdp.tasks.steps import STEPS, Log, RunIds, Runner, Step
+
+LIST_INPUTS = Step("preflight", inputs.list_inputs, lambda p: p["spec"].dataset)
+SAMPLE = Step("read-sample", inputs.sample_frame, lambda p: f"{len(p['inputs'].files)} partitions")
+INGEST_PARTITION = Step("ingest-partition", inputs.ingest_partition,
+                        lambda p: f"partition {p['index']}")  # a file name may hold data (hive keys)
+MERGE_COUNTS = Step("merge-counts", inputs.merge_counts, lambda p: f"{len(p['parts'])} partitions")
+INGEST_REPORT = Step("ingest-report", inputs.ingest_report)
+RARE_PLAN = Step("merge-rare-categories", rare.rare_plan, lambda p: f"k={p['k']}")
+COUNT = Step("count-partition", methods.count_partition, lambda p: f"{p['method'].name}, partition {p['index']}")
+ALLOT = Step("allot-partition", methods.allot_partition, lambda p: f"{p['method'].name}, partition {p['index']}")
+MERGE_PASS = Step("merge-pass", methods.merge_pass, lambda p: f"{len(p['parts'])} tables")
+SEARCH = Step("search-lattice", methods.search, lambda p: p["method"].name)
+FIT = Step("fit", methods.fit, lambda p: p["method"].name)
+FINISH_PART = Step("finish-part", methods.finish_part, lambda p: f"{len(p['job'][1]):,} distinct tuples")
+FINISH_LOCAL = Step("finish-local", methods.finish_local, lambda p: f"{len(p['results'])} parts")
+RECODE = Step("recode-partition", output.recode_partition, lambda p: f"partition {p['index']}")
+WRITE_ROW_FILE = Step("write-row-file", output.write_row_file, lambda p: f"file {p['number']}")
+MEASURE_PRIVACY = Step("validate-privacy", measure.measure_published, lambda p: "from counts over the row files")
+MEASURE_UTILITY = Step("check-utility", measure.measure_utility, lambda p: p["spec"].utility.classifier)
+BUILD_MANIFEST = Step("build-manifest", record.build_manifest, lambda p: p["release_id"])
+PUBLISH = Step("publish", publish.publish_row_files, lambda p: p["manifest"].release_id)
+FIND_IDENTITY = Step("fingerprint-basis", distributed_series.partitioned_identity)
+JUDGE_SERIES = Step("judge-series", judge_partitioned, lambda p: p["spec"].dataset)
+
+
+@dataclass
+class Source:
+    """A partitioned source once ingested: its files, the roles, each partition's ingest and pass 1's merged
+    counts, the ingest report, the series identity basis, the rare-value rule's plan, the pseudonym key, the
+    method's capability and its (untuned) sanitizer, the utility sample's plan and the class totals."""
+
+    spec: ReleaseSpec
+    src: inputs.Inputs
+    roles: Roles
+    parts: list[inputs.PartitionIngest]
+    report: IngestReport
+    identity: distributed_series.PartitionedIdentity
+    counts: inputs.Counts
+    rare: rare.RarePlan
+    key: bytes | None
+    method: OnPartitions
+    base: Sanitizer
+    sample: output.SamplePlan
+    class_totals: dict[str, int]
+    order_key: bytes
+
+    @property
+    def n(self) -> int:
+        return len(self.src.files)
+
+
+@dataclass
+class Recoded:
+    """The method fitted, tuned and run over the partitions into staged row files, and measured."""
+
+    roles: Roles
+    sanitizer: Sanitizer
+    trace: TuningTrace
+    fitted: Fitted[Any]
+    recoded: list[output.Recoded]
+    files: list[output.RowFile]
+    schema: pa.Schema
+    columns: list[str]
+    seconds: float
+    privacy: PrivacyReport
+    protected: tuple[str, ...]
+
+
+def ingest(spec: ReleaseSpec, method: OnPartitions, runner: Runner, log: Log,
+           after_ingest: Callable[[IngestReport], None] | None = None) -> Source:
+    """The folder's files, the tagging (roles detected on the first partition), each partition ingested as a task,
+    the series identity basis, the ingest report (``after_ingest``: the rerun check, before any count is merged,
+    tuned or recoded), pass 1's merged counts and the rare-value rule's plan."""
+    src = runner.call(LIST_INPUTS, spec)
+    ledger_key = series.ledger_key(spec.publish.root)  # the ledger opens with this machine's series key
+    n = len(src.files)
+    log.info("[1/%d] input %s: %d partitions", STEPS, src.folder, n)
+    roles = runner.call(steps.TAG, runner.call(SAMPLE, spec, src), spec)
+    log.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s (roles detected on the "
+             "first partition)", STEPS, len(roles.quasi_identifiers), len(roles.identifiers),
+             spec.identifiers.action, "declared" if roles.class_column else "none")
+    parts = [f.result() for f in [runner.submit(INGEST_PARTITION, spec, src, i, roles, ledger_key.hash_key)
+                                  for i in range(n)]]
+    identity = runner.call(FIND_IDENTITY, spec.publish.root, roles, src.header,
+                           distributed_series.constant_columns([p.constants for p in parts]), ledger_key)
+    report = runner.call(INGEST_REPORT, spec, src, parts)
+    if after_ingest is not None:
+        after_ingest(report)
+    counts = runner.call(MERGE_COUNTS, parts)
+    log.info("[2/%d] ingest: %d rows in %d partitions, %d expectations passed in each", STEPS, report.rows, n,
+             report.expectation_count)
+    plan_ = runner.call(RARE_PLAN, counts, roles, spec.rare_k, method.rare_rule_skip(roles))
+    key = secrets.pseudonym_key(spec.identifiers)
+    base = build_sanitizer(spec.method, seed=spec.seed)
+    cls = roles.class_column
+    per_class = [p.counts.get(cls) if cls is not None else None for p in sorted(parts, key=lambda p: p.index)]
+    by_class = output.partition_classes(counts, per_class, plan_, cls)
+    return Source(spec=spec, src=src, roles=roles, parts=parts, report=report, identity=identity, counts=counts,
+                  rare=plan_, key=key, method=method, base=base,
+                  sample=output.sample_plan(by_class, spec.utility.sample_rows),
+                  class_totals=output.class_totals(by_class),  # published records per class label
+                  order_key=series.order_key(series.series_key(spec.publish.root), spec.dataset))
+
+
+def fitted(source: Source, roles: Roles, runner: Runner, log: Log) -> tuple[Sanitizer, TuningTrace, Any, Any]:
+    """The method's passes over the partitions (count tasks, merged in order), the tuning (the same rule as one
+    table's, its lattice search on the merged counts), the fit and the parts it leaves to a task each: (the tuned
+    sanitizer, the trace, the fit, what the recode tasks receive: the fit, or the finished parts' join)."""
+    method, spec, n = source.method, source.spec, source.n
+    state = method.start(spec, source.base, roles, source.counts)
+    passes = 0
+    while (job := method.next_pass(state)) is not None:
+        passes += 1
+        tables = [f.result() for f in [runner.submit(COUNT, method, job, spec, source.src, i, roles, source.key,
+                                                     source.rare) for i in range(n)]]
+        state = method.absorb(state, runner.call(MERGE_PASS, method, tables))
+    log.info("[4/%d] counts: %d pass(es) over %d partitions", STEPS, passes, n)
+
+    def searched(_parameter: str, state: Any = state) -> LatticeSearch:
+        return runner.call(SEARCH, method, state)
+
+    trace = tune.tune(spec.tuning, sanitizer=source.base, domains=method.domains(state), policy=spec.privacy,
+                      sizes={}, evaluate_many=None, search=searched, inherited=spec.inherited)
+    sanitizer = tune.tuned(source.base, trace)
+    log.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
+    fit = runner.call(FIT, method, state, sanitizer)
+    jobs = method.local_jobs(fit)
+    given: Any = fit  # what the recode tasks receive
+    if jobs:  # parts finished on one worker each, then joined on a worker: the recode tasks receive the join as a
+        # future, which Dask sends to each worker once (not pickled once per task by the flow)
+        finished = runner.submit(FINISH_LOCAL, method, fit, [runner.submit(FINISH_PART, method, job)
+                                                              for job in jobs])
+        fit, given = finished.result(), finished
+        log.info("[5/%d] %s: %d parts finished one per task", STEPS, method.name, len(jobs))
+    return sanitizer, trace, fit, given
+
+
+def recoded(source: Source, roles: Roles, stage: Callable[[], Path], ids: RunIds, runner: Runner, log: Log
+            ) -> tuple[Recoded, Path]:
+    """One attempt: fit (:func:`fitted`), stage (``stage()``), recode every partition into pieces of the staged row
+    files, write each row file, and measure the privacy from counts over them (on the Dask cluster when there is
+    one): (the attempt, its staging folder)."""
+    spec, method, n = source.spec, source.method, source.n
+    started = time.perf_counter()
+    sanitizer, trace, fit, given = fitted(source, roles, runner, log)
+    allot_job = method.allot_pass(fit)
+    allotted: list[Any] = [None] * n
+    if allot_job is not None:
+        allotted = method.allot(fit, [f.result() for f in [runner.submit(ALLOT, method, allot_job, spec, source.src,
+                                                                         i, roles, source.key, source.rare)
+                                                           for i in range(n)]])
+    staging = stage()
+    protected = tuple(type(source.base).protected_columns(roles))
+    parts = [f.result() for f in [runner.submit(RECODE, spec, source.src, i, roles, source.key, source.rare, method,
+                                                given, allotted[i], staging, n, source.order_key,
+                                                source.sample.take[i], source.identity, protected)
+                                  for i in range(n)]]
+    seconds = time.perf_counter() - started
+    schema = output.release_schema([r.schema for r in parts], method.published_types(fit))
+    files = [f.result() for f in [runner.submit(WRITE_ROW_FILE, staging, j, ids.release_id, spec, roles,
+                                                source.order_key, schema) for j in range(n)]]
+    output.clear_pieces(staging)
+    log.info("[5/%d] sanitize: %s, %d rows in %d row files", STEPS, method.name, sum(f.rows for f in files),
+             sum(1 for f in files if f.rows))
+    columns = [str(c) for c in parts[0].sample_published.columns] if parts else []
+    address = runner.cluster()
+    privacy = runner.call(MEASURE_PRIVACY, staging / "data", roles, spec, columns, type(source.base).protects,
+                          list(protected), schema, address)
+    log.info("[6/%d] privacy: counted over the row files %s", STEPS,
+             "on the Dask cluster" if address else "in the flow's process")
+    return Recoded(roles=roles, sanitizer=sanitizer, trace=trace, fitted=fit, recoded=parts, files=files,
+                   schema=schema, columns=columns, seconds=seconds, privacy=privacy, protected=protected), staging
+
+
+def publish_release(source: Source, done: Recoded, staging: Path, ids: RunIds, runner: Runner, log: Log
+                    ) -> ReleaseResult:
+    """The gates (the plan's), the series judgement, the utility on the sample, the manifest and the publish of the
+    staged row files (with the series ledger's record)."""
+    spec, roles, unit = source.spec, done.roles, type(source.base).unit
+    privacy = runner.call(steps.ENFORCE_PRIVACY, done.privacy)
+    steps.log_privacy(log, privacy)
+    judged = runner.call(JUDGE_SERIES, spec=spec, roles=roles, identity=source.identity, staging=staging,
+                         protected_columns=list(done.protected), now=ids.started,
+                         columns=[f.name for f in done.schema])
+    runner.call(steps.ENFORCE_SERIES, judged.report)
+    log.info("[6/%d] series: %s", STEPS, series_line(judged.report))
+    original, published = output.join_samples(done.recoded)
+    util = runner.call(steps.ENFORCE_UTILITY, runner.call(MEASURE_UTILITY, spec, roles, original, published))
+    util = utility.name_counted_classes(util, source.class_totals, spec.label_k)
+    log.info("[7/%d] utility on a sample of %d records: accuracy %.4f (original %.4f)", STEPS, len(original),
+             util.accuracy, util.accuracy_original)
+    trace = done.trace
+    manifest = runner.call(
+        BUILD_MANIFEST, release_id=ids.release_id, started=ids.started, spec=spec,
+        spec_sha256=ids.known["spec_sha256"], roles=roles, ingest=source.report, sanitizer=done.sanitizer, unit=unit,
+        fitted=done.fitted, seconds=done.seconds, columns=done.columns, rows=sum(f.rows for f in done.files),
+        rare=source.rare.report, privacy=privacy, utility=util, tuning=trace,
+        output_checks=[o for f in done.files for o in f.outcomes], flow_run_id=ids.flow_run_id, sample=source.sample,
+        class_totals=source.class_totals, schema=done.schema, series=judged.report)
+    incoming = distributed_series.take_ledger_members(staging, ids.release_id)
+    basis: Any = source.identity  # the ledger's record reads the partitioned identity's bases as one table's
+    entry = series.record_of(spec, ids.release_id, ids.started, manifest.method, manifest.rows, privacy.k, basis,
+                             judged.report, None, judged.seen, staged=incoming)
+    folder, manifest, _ = runner.call(PUBLISH, staging, manifest, None, ids.started, entry)
+    log.info("[8/%d] published %s", STEPS, folder)
+    return ReleaseResult(
+        release_id=ids.release_id, status="published", reason="published", folder=str(folder), unit=unit,
+        report=str(Path(folder) / "report.html"), k=privacy.k, linkage_risk=privacy.linkage_risk,
+        accuracy=util.accuracy, accuracy_original=util.accuracy_original, claims=privacy.claims,
+        attacker_view=privacy.attacker_view, floor=privacy.floor, series=judged.report, tuning_rule=trace.rule,
+        tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
+        per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r},
+        tstr=util.tstr, regression=util.regression)
+
+
+def run(spec: ReleaseSpec, ids: RunIds, runner: Runner = steps.PLAIN, log: Log = steps.QUIET,
+        after_ingest: Callable[[IngestReport], None] | None = None) -> ReleaseResult:
+    """The release of a partitioned input (the module docstring); raises a :class:`PpdpError` when refused, having
+    removed anything staged. ``ids.known`` gains the input's digests once every partition is ingested."""
+    method = methods.partitioned_method(spec.method.name)
+    if spec.tuning.strategy not in ("fixed", "lattice"):
+        raise SpecError(f"spec tuning.strategy: {spec.tuning.strategy} evaluates values on rows, which a partitioned "
+                        "input does not hold in one place: use fixed (the method's parameters) or lattice")
+    known = ids.known
+
+    def ingested(report: IngestReport) -> None:
+        known.update(report.digests())
+        if after_ingest is not None:
+            after_ingest(report)
+
+    source = ingest(spec, method, runner, log, ingested)
+    staged: list[Path] = []  # the attempt's staging folder, once made
+
+    def stage() -> Path:
+        staged.append(publish.row_staging(spec.publish.root, spec.dataset, ids.release_id))
+        return staged[-1]
+
+    try:
+        roles = source.roles
+        for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
+            if staged:
+                publish.discard_staging(staged.pop())
+            done, staging = recoded(source, roles, stage, ids, runner, log)
+            promoted = runner.call(steps.PROMOTE, roles, done.privacy, spec.privacy) if attempt == 1 else None
+            if promoted is None:
+                break
+            steps.log_promoted(log, roles, promoted, "searching and recoding again")
+            roles = promoted
+        return publish_release(source, done, staging, ids, runner, log)
+    except BaseException:
+        if staged:
+            publish.discard_staging(staged[-1])
+        raise
