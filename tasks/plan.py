@@ -9,18 +9,19 @@ The plan is written once; its callers only choose how the steps run:
   sanitize -> measure) one after another, marking the method's own refusals as the method's;
 * the reproduction of ``ppdp validate --release`` (:func:`ppdp.tasks.reproduce.reproduce`) prepares the rows and
   sanitizes with the recorded parameters;
-* a partitioned source (``source.path`` a folder of Parquet files: :func:`run` hands it to
-  :mod:`ppdp.tasks.distributed.plan`) runs the same kind of Steps through the same Runner, sharing those that
-  coincide (:mod:`ppdp.tasks.steps`: the tagging, the privacy, series and utility gates, the promotion of columns,
-  the log lines; the tuning rule); the source decides how ingest, sanitize, measure, the manifest and the publish
-  run there (per partition, on counts, into row files).
+* a release (:func:`run`) runs every step in order over its :class:`Source`: one table (:class:`TableSource`)
+  or a folder of Parquet partitions (``source.path`` a folder: :class:`ppdp.tasks.distributed.plan.FolderSource`,
+  per partition, on counts, into row files). The steps both sources share are run here, once (the tagging, the
+  promotion of columns and the privacy, series and utility gates, :mod:`ppdp.tasks.steps`, and their log lines);
+  the source gives the steps that differ (ingest, prepare, tune -> sanitize -> measure, the series judgement, the
+  utility measure, the manifest and the publish).
 
-A release, in order (:func:`run`): read the input (preflight, ingest, tag, protect identifiers:
-:func:`read_input`), prepare the rows (rare values, fingerprints, hold-out, the rows the method's shape publishes,
-the feasibility of the gates: :func:`prepare`), the series preflight and kept groups (:func:`series_start`), then
-tune -> sanitize -> measure privacy and utility, once more when a published column must become a
-quasi-identifier (:func:`sanitize_measured`), and the gates, the series judgement, the output checks, the manifest
-and the publish (:func:`publish_release`).
+A release, in order (:func:`run`): read the input (one table: preflight, ingest: :func:`read_table`) and tag it
+(:func:`tagged`), prepare (one table: protect identifiers, rare values, fingerprints, hold-out, the rows the
+method's shape publishes, the feasibility of the gates: :func:`prepare_read`, the series preflight and kept groups:
+:func:`series_start`), then tune -> sanitize -> measure privacy and utility (:func:`attempt`), once more when a
+published column must become a quasi-identifier (:func:`promoting`), and the gates, the series judgement, the
+utility, the manifest and the publish.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -68,6 +69,8 @@ from ppdp.tasks.steps import (
     sanitizer_settings,
     value_text,
 )
+
+A = TypeVar("A")
 
 # -- the steps -------------------------------------------------------------------------------------------------
 LOAD_SPEC = Step("load-spec", spec_io.load_spec)
@@ -131,10 +134,10 @@ class Sanitized:
 
 
 # -- the plan --------------------------------------------------------------------------------------------------
-def read_input(spec: ReleaseSpec, runner: Runner = PLAIN, log: Log = QUIET, check_root: bool = True,
-               after_ingest: Callable[[IngestReport], None] | None = None) -> Input:
-    """Preflight, ingest, tag and protect the identifiers. ``after_ingest(ingest report)``, when given, runs right
-    after the input is read (the rerun check)."""
+def read_table(spec: ReleaseSpec, runner: Runner = PLAIN, log: Log = QUIET, check_root: bool = True,
+               after_ingest: Callable[[IngestReport], None] | None = None) -> tuple[pd.DataFrame, IngestReport]:
+    """Preflight and ingest one table. ``after_ingest(ingest report)``, when given, runs right after the input is
+    read (the rerun check)."""
     runner.call(PREFLIGHT, spec, check_root)
     frame, report = runner.call(INGEST, spec)
     if after_ingest is not None:
@@ -145,12 +148,31 @@ def read_input(spec: ReleaseSpec, runner: Runner = PLAIN, log: Log = QUIET, chec
     else:
         log.info("[2/%d] ingest: %d rows, %d columns, %d expectations passed", STEPS, report.rows,
                  len(report.columns), report.expectation_count)
+    return frame, report
+
+
+def tagged(spec: ReleaseSpec, frame: pd.DataFrame, runner: Runner = PLAIN, log: Log = QUIET, note: str = "") -> Roles:
+    """The tagging (the roles of the columns of ``frame``) and its log line (``note``: what the source adds)."""
     roles = runner.call(TAG, frame, spec)
-    log.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s", STEPS,
+    log.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s%s", STEPS,
              len(roles.quasi_identifiers), len(roles.identifiers), spec.identifiers.action,
-             "declared" if roles.class_column else "none")
+             "declared" if roles.class_column else "none", note)
+    return roles
+
+
+def protect(spec: ReleaseSpec, frame: pd.DataFrame, report: IngestReport, roles: Roles, runner: Runner = PLAIN
+            ) -> Input:
+    """The direct identifiers protected (dropped or pseudonymized): the input read."""
     protected = runner.call(PROTECT, frame, roles, spec.identifiers, secrets.pseudonym_key(spec.identifiers))
     return Input(frame=frame, ingest=report, roles=roles, protected=protected)
+
+
+def read_input(spec: ReleaseSpec, runner: Runner = PLAIN, log: Log = QUIET, check_root: bool = True,
+               after_ingest: Callable[[IngestReport], None] | None = None) -> Input:
+    """Preflight, ingest, tag and protect the identifiers. ``after_ingest(ingest report)``, when given, runs right
+    after the input is read (the rerun check)."""
+    frame, report = read_table(spec, runner, log, check_root, after_ingest)
+    return protect(spec, frame, report, tagged(spec, frame, runner, log), runner)
 
 
 def merge_rare(spec: ReleaseSpec, method: shapes.Method, protected: pd.DataFrame, roles: Roles,
@@ -179,17 +201,23 @@ def prepare_rows(spec: ReleaseSpec, method: shapes.Method, protected: pd.DataFra
     return settle_rows(spec, method, protected, merged, rare_report, roles, prints, runner)
 
 
-def prepare(spec: ReleaseSpec, runner: Runner = PLAIN, log: Log = QUIET, check_root: bool = True,
-            after_ingest: Callable[[IngestReport], None] | None = None
-            ) -> tuple[Input, shapes.PreparedRows, series.Identity]:
-    """:func:`read_input`, the rare-value rule, the records' fingerprints, the hold-out, the rows the method's shape
-    publishes, and the feasibility of the gates (a gate no release can meet: refused before tuning)."""
-    read = read_input(spec, runner, log, check_root, after_ingest)
+def prepare_read(spec: ReleaseSpec, read: Input, runner: Runner = PLAIN) -> tuple[shapes.PreparedRows, series.Identity]:
+    """The rare-value rule, the records' fingerprints, the hold-out, the rows the method's shape publishes, and the
+    feasibility of the gates (a gate no release can meet: refused before tuning)."""
     method = method_class(spec.method.name)
     merged, rare_report = merge_rare(spec, method, read.protected, read.roles, runner)
     identity = runner.call(FINGERPRINT, read.frame, read.roles, spec.publish.root)
     prepared = settle_rows(spec, method, read.protected, merged, rare_report, read.roles, identity.prints, runner)
     runner.call(CHECK_FEASIBLE, spec.privacy, method.unit, prepared.source, read.roles)
+    return prepared, identity
+
+
+def prepare(spec: ReleaseSpec, runner: Runner = PLAIN, log: Log = QUIET, check_root: bool = True,
+            after_ingest: Callable[[IngestReport], None] | None = None
+            ) -> tuple[Input, shapes.PreparedRows, series.Identity]:
+    """:func:`read_input` and :func:`prepare_read`."""
+    read = read_input(spec, runner, log, check_root, after_ingest)
+    prepared, identity = prepare_read(spec, read, runner)
     return read, prepared, identity
 
 
@@ -243,32 +271,61 @@ def sanitize(sanitizer: Sanitizer, prepared: shapes.PreparedRows, roles: Roles, 
     return runner.call(SANITIZE, sanitizer, prepared.source, roles, order_key, previous)
 
 
+def attempt(spec: ReleaseSpec, prepared: shapes.PreparedRows, roles: Roles, runner: Runner = PLAIN, log: Log = QUIET,
+            order_key: bytes | None = None, previous: Any = None, domains_first: bool = True) -> Sanitized:
+    """Tune, sanitize, and measure privacy and utility (submitted together: parallel tasks in the flow), once. The
+    utility is asked for by the caller, after the privacy gates."""
+    method = method_class(spec.method.name)
+    source = prepared.source
+    sanitizer, trace = tune_method(spec, roles, prepared, runner, log, domains_first)
+    log.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
+    release, record = runner.call(SANITIZE, sanitizer, source, roles, order_key, previous)
+    log.info("[5/%d] sanitize: %s, unit %s (%.2fs)", STEPS, Text(shapes.summary, method, release), release.unit,
+             record.seconds)
+    measured = runner.submit(MEASURE_PRIVACY, method, source, release, roles, spec, prepared.everything)
+    checked = runner.submit(CHECK_UTILITY, method, spec, release, roles, prepared)
+    return Sanitized(roles=roles, sanitizer=sanitizer, trace=trace, release=release, record=record,
+                     privacy=measured.result(), utility=checked)
+
+
+class Measured(Protocol):
+    """An attempt of a release: the roles it was made with and its privacy measured."""
+
+    @property
+    def roles(self) -> Roles: ...
+
+    @property
+    def privacy(self) -> PrivacyReport: ...
+
+
+M = TypeVar("M", bound=Measured)
+
+
+def promoting(attempt: Callable[[Roles], M], roles: Roles, spec: ReleaseSpec, runner: Runner = PLAIN,
+              log: Log = QUIET, again: str = "") -> tuple[M, list[str]]:
+    """``attempt(roles)``, once more when a column published beside the quasi-identifiers must become one (``again``:
+    the log line's words for it): (the last attempt, the columns promoted)."""
+    promoted: list[str] = []
+    for n in (1, 2):
+        done = attempt(roles)
+        more = runner.call(PROMOTE, roles, done.privacy, spec.privacy) if n == 1 else None
+        if more is None:
+            break
+        log_promoted(log, roles, more, again)
+        promoted = [t.name for t in more.columns if t.role != roles.get(t.name).role]
+        roles = more
+    return done, promoted
+
+
 def sanitize_measured(spec: ReleaseSpec, prepared: shapes.PreparedRows, roles: Roles, runner: Runner = PLAIN,
                       log: Log = QUIET, order_key: bytes | None = None, previous: Any = None,
                       domains_first: bool = True) -> Sanitized:
-    """Tune, sanitize, and measure privacy and utility (submitted together: parallel tasks in the flow); once more
-    when a column published beside the quasi-identifiers must become one. The utility is asked for by the caller,
-    after the privacy gates."""
-    method = method_class(spec.method.name)
-    source = prepared.source
-    promoted: list[str] = []
-    for attempt in (1, 2):
-        sanitizer, trace = tune_method(spec, roles, prepared, runner, log, domains_first)
-        log.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
-        release, record = runner.call(SANITIZE, sanitizer, source, roles, order_key, previous)
-        log.info("[5/%d] sanitize: %s, unit %s (%.2fs)", STEPS, Text(shapes.summary, method, release), release.unit,
-                 record.seconds)
-        measured = runner.submit(MEASURE_PRIVACY, method, source, release, roles, spec, prepared.everything)
-        checked = runner.submit(CHECK_UTILITY, method, spec, release, roles, prepared)
-        report = measured.result()
-        again = runner.call(PROMOTE, roles, report, spec.privacy) if attempt == 1 else None
-        if again is None:
-            break
-        log_promoted(log, roles, again, "tuning and sanitizing again")
-        promoted = [t.name for t in again.columns if t.role != roles.get(t.name).role]
-        roles = again
-    return Sanitized(roles=roles, sanitizer=sanitizer, trace=trace, release=release, record=record, privacy=report,
-                     utility=checked, promoted=promoted)
+    """Tune, sanitize, and measure privacy and utility (:func:`attempt`); once more when a column published beside
+    the quasi-identifiers must become one. The utility is asked for by the caller, after the privacy gates."""
+    done, promoted = promoting(lambda r: attempt(spec, prepared, r, runner, log, order_key, previous, domains_first),
+                               roles, spec, runner, log, TableSource.again)
+    done.promoted = promoted
+    return done
 
 
 def series_start(spec: ReleaseSpec, identity: series.Identity, prepared: shapes.PreparedRows, started: datetime,
@@ -303,71 +360,165 @@ def log_utility(log: Log, util: UtilityReport, release: Release) -> None:
             log.info("[7/%d] utility: %s", STEPS, line)
 
 
-def gated(spec: ReleaseSpec, ids: RunIds, identity: series.Identity, prepared: shapes.PreparedRows, shared: Any,
-          done: Sanitized, runner: Runner = PLAIN, log: Log = QUIET) -> tuple[PrivacyReport, Any, UtilityReport]:
-    """The privacy gates, the series judgement and its gates, the utility gates: (privacy, the series judgement,
-    utility with its classes named)."""
-    method = method_class(spec.method.name)
-    privacy = runner.call(ENFORCE_PRIVACY, done.privacy)
-    log_privacy(log, privacy)
-    judged = runner.call(JUDGE_SERIES, spec=spec, release=done.release, method=done.record, roles=done.roles,
-                         identity=identity, prints=prepared.source_prints, view=privacy.attacker_view,
-                         source=prepared.source, protected_columns=method.protected_columns(done.roles),
-                         now=ids.started, shared=shared)
-    runner.call(ENFORCE_SERIES, judged.report)
-    log.info("[6/%d] series: %s", STEPS, series_line(judged.report))
-    util = runner.call(NAME_CLASSES, runner.call(ENFORCE_UTILITY, done.utility.result()), done.release,
-                       done.roles.class_column, spec.label_k)
-    log_utility(log, util, done.release)
-    return privacy, judged, util
+
+# -- the sources -----------------------------------------------------------------------------------------------
+class TableSource:
+    """One table as the source of a release: the steps that differ from a folder of partitions'
+    (:class:`ppdp.tasks.distributed.plan.FolderSource`), in the order :func:`run` asks for them."""
+
+    tag_note = ""
+    again = "tuning and sanitizing again"
+    frame: pd.DataFrame
+    report: IngestReport
+    input: Input
+    prepared: shapes.PreparedRows
+    identity: series.Identity
+    method: shapes.Method
+
+    def __init__(self, spec: ReleaseSpec, ids: RunIds, runner: Runner = PLAIN, log: Log = QUIET,
+                 after_ingest: Callable[[IngestReport], None] | None = None) -> None:
+        self.spec, self.ids, self.runner, self.log, self.after_ingest = spec, ids, runner, log, after_ingest
+
+    def read(self) -> pd.DataFrame:
+        """Preflight and ingest (:func:`read_table`): the frame the roles are detected on."""
+        self.frame, self.report = read_table(self.spec, self.runner, self.log, True, self.after_ingest)
+        return self.frame
+
+    def prepare(self, roles: Roles) -> None:
+        """The identifiers protected, the rows prepared (:func:`prepare_read`; ``ids.known`` gains the input's
+        digests then) and the series preflight (:func:`series_start`)."""
+        spec, runner = self.spec, self.runner
+        self.input = protect(spec, self.frame, self.report, roles, runner)
+        self.prepared, self.identity = prepare_read(spec, self.input, runner)
+        self.method = method_class(spec.method.name)
+        self.ids.known.update(self.report.digests())
+        self.shared, self.order_key, self.previous = series_start(spec, self.identity, self.prepared,
+                                                                  self.ids.started, runner, self.log)
+
+    def attempt(self, roles: Roles) -> Sanitized:
+        return attempt(self.spec, self.prepared, roles, self.runner, self.log, self.order_key, self.previous)
+
+    def discard(self) -> None:
+        """Nothing is staged before the publish."""
+
+    def judge_series(self, done: Sanitized, privacy: PrivacyReport) -> Any:
+        return self.runner.call(
+            JUDGE_SERIES, spec=self.spec, release=done.release, method=done.record, roles=done.roles,
+            identity=self.identity, prints=self.prepared.source_prints, view=privacy.attacker_view,
+            source=self.prepared.source, protected_columns=self.method.protected_columns(done.roles),
+            now=self.ids.started, shared=self.shared)
+
+    def utility(self, done: Sanitized) -> UtilityReport:
+        return done.utility.result()
+
+    def named(self, util: UtilityReport, done: Sanitized) -> UtilityReport:
+        """The utility's classes named, and its log lines."""
+        util = self.runner.call(NAME_CLASSES, util, done.release, done.roles.class_column, self.spec.label_k)
+        log_utility(self.log, util, done.release)
+        return util
+
+    def manifest(self, done: Sanitized, privacy: PrivacyReport, judged: Any, util: UtilityReport) -> Manifest:
+        """The output suite and the manifest."""
+        spec, ids = self.spec, self.ids
+        output_checks = self.runner.call(CHECK_OUTPUT, done.release, done.roles, spec)
+        return self.runner.call(
+            BUILD_MANIFEST, release_id=ids.release_id, started=ids.started, spec=spec,
+            spec_sha256=ids.known["spec_sha256"], roles=done.roles, ingest=self.report, release=done.release,
+            method=done.record, privacy=privacy, utility=util, tuning=done.trace, output_checks=output_checks,
+            rare=self.prepared.rare, flow_run_id=ids.flow_run_id, series=judged.report)
+
+    def publish(self, done: Sanitized, manifest: Manifest, privacy: PrivacyReport, judged: Any
+                ) -> tuple[Any, Manifest]:
+        """The plots and the tables published with the series ledger's record: (the folder, the manifest)."""
+        ids, runner = self.ids, self.runner
+        tuning_png = runner.call(PLOT_TUNING, done.trace)
+        plots: dict[str, bytes] = runner.call(PLOT_EXTRAS, self.method, done.release, privacy)
+        extras = {"tuning.png": tuning_png, **plots}
+        record = series.record_of(self.spec, ids.release_id, ids.started, done.record, manifest.rows, privacy.k,
+                                  self.identity, judged.report, judged.members, judged.seen)
+        folder, manifest, _ = runner.call(WRITE_RELEASE, shapes.tables(self.method, done.release), manifest,
+                                          {n: b for n, b in extras.items() if b}, ids.started, record)
+        return folder, manifest
+
+    def result(self, folder: Any, manifest: Manifest, done: Sanitized, privacy: PrivacyReport, judged: Any,
+               util: UtilityReport) -> tuple[ReleaseResult, Manifest | None]:
+        """The run's result and the manifest published."""
+        trace, unit = done.trace, done.release.unit
+        hidden = withholds(unit)
+        return ReleaseResult(
+            release_id=self.ids.release_id, status="published", reason="published", folder=str(folder), unit=unit,
+            report=str(folder / "report.html"),  # publish writes it (or refuses)
+            k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
+            accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
+            floor=privacy.floor, series=judged.report, tuning_rule=trace.rule, tuning_strategy=trace.strategy,
+            tuned=trace.tuned_text(), per_class={c.label: c.sanitized for c in util.per_class},
+            delta_r={d.classifier: d.value for d in util.delta_r}, marginals=None if hidden else util.marginals,
+            tstr=[] if hidden else util.tstr, regression=[] if hidden else util.regression), manifest
 
 
-def publish_release(spec: ReleaseSpec, ids: RunIds, read: Input, prepared: shapes.PreparedRows,
-                    identity: series.Identity, shared: Any, done: Sanitized, runner: Runner = PLAIN,
-                    log: Log = QUIET) -> tuple[ReleaseResult, Manifest]:
-    """The gates (:func:`gated`), the output suite, the manifest, the plots and the publish (with the series
-    ledger's record): the run's result and the manifest published."""
-    method = method_class(spec.method.name)
-    release, roles, trace = done.release, done.roles, done.trace
-    privacy, judged, util = gated(spec, ids, identity, prepared, shared, done, runner, log)
-    output_checks = runner.call(CHECK_OUTPUT, release, roles, spec)
-    manifest = runner.call(
-        BUILD_MANIFEST, release_id=ids.release_id, started=ids.started, spec=spec,
-        spec_sha256=ids.known["spec_sha256"], roles=roles, ingest=read.ingest, release=release, method=done.record,
-        privacy=privacy, utility=util, tuning=trace, output_checks=output_checks, rare=prepared.rare,
-        flow_run_id=ids.flow_run_id, series=judged.report)
-    tuning_png = runner.call(PLOT_TUNING, trace)
-    plots: dict[str, bytes] = runner.call(PLOT_EXTRAS, method, release, privacy)
-    extras = {"tuning.png": tuning_png, **plots}
-    record = series.record_of(spec, ids.release_id, ids.started, done.record, manifest.rows, privacy.k, identity,
-                              judged.report, judged.members, judged.seen)
-    folder, manifest, _ = runner.call(WRITE_RELEASE, shapes.tables(method, release), manifest,
-                                      {n: b for n, b in extras.items() if b}, ids.started, record)
-    log.info("[8/%d] published %s", STEPS, folder)
-    hidden = withholds(release.unit)
-    result = ReleaseResult(
-        release_id=ids.release_id, status="published", reason="published", folder=str(folder), unit=release.unit,
-        report=str(folder / "report.html"),  # publish writes it (or refuses)
-        k=privacy.k, linkage_risk=privacy.linkage_risk, accuracy=util.accuracy,
-        accuracy_original=util.accuracy_original, claims=privacy.claims, attacker_view=privacy.attacker_view,
-        floor=privacy.floor, series=judged.report, tuning_rule=trace.rule, tuning_strategy=trace.strategy,
-        tuned=trace.tuned_text(), per_class={c.label: c.sanitized for c in util.per_class},
-        delta_r={d.classifier: d.value for d in util.delta_r}, marginals=None if hidden else util.marginals,
-        tstr=[] if hidden else util.tstr, regression=[] if hidden else util.regression)
-    return result, manifest
+class Source(Protocol[A]):
+    """Where a release reads from (one table: :class:`TableSource`; a folder of partitions:
+    :class:`ppdp.tasks.distributed.plan.FolderSource`): the steps :func:`run` delegates, ``A`` an attempt (tuned,
+    sanitized, measured). ``tag_note``: what the tagging's log line adds; ``again``: the promotion's."""
+
+    tag_note: str
+    again: str
+
+    def read(self) -> Any: ...
+
+    def prepare(self, roles: Roles) -> None: ...
+
+    def attempt(self, roles: Roles) -> A: ...
+
+    def discard(self) -> None: ...
+
+    def judge_series(self, done: A, privacy: PrivacyReport) -> Any: ...
+
+    def utility(self, done: A) -> UtilityReport: ...
+
+    def named(self, util: UtilityReport, done: A) -> UtilityReport: ...
+
+    def manifest(self, done: A, privacy: PrivacyReport, judged: Any, util: UtilityReport) -> Manifest: ...
+
+    def publish(self, done: A, manifest: Manifest, privacy: PrivacyReport, judged: Any) -> tuple[Any, Manifest]: ...
+
+    def result(self, folder: Any, manifest: Manifest, done: A, privacy: PrivacyReport, judged: Any,
+               util: UtilityReport) -> tuple[ReleaseResult, Manifest | None]: ...
+
+
+def source_of(spec: ReleaseSpec, ids: RunIds, runner: Runner = PLAIN, log: Log = QUIET,
+              after_ingest: Callable[[IngestReport], None] | None = None) -> Source[Any]:
+    """The source of ``spec``: a folder of Parquet files (released partition by partition; a method or strategy
+    that cannot is refused here, before anything is read) or one table."""
+    if spec.source.partitioned:
+        return partitioned.FolderSource(spec, ids, runner, log, after_ingest)
+    return TableSource(spec, ids, runner, log, after_ingest)
 
 
 def run(spec: ReleaseSpec, ids: RunIds, runner: Runner = PLAIN, log: Log = QUIET,
         after_ingest: Callable[[IngestReport], None] | None = None) -> tuple[ReleaseResult, Manifest | None]:
-    """A release, every step in order, over its source: one table (the module docstring), or a folder of
-    partitions (:func:`ppdp.tasks.distributed.plan.run`: the manifest is then its own, in the folder published,
-    None here). Returns the result and the manifest published; raises a :class:`ppdp.tasks.core.errors.PpdpError`
-    when refused (nothing published). ``ids.known`` gains the input's digests once it is read; ``after_ingest``
-    runs on the ingest report (the rerun check)."""
-    if spec.source.partitioned:  # a folder of Parquet files: released partition by partition
-        return partitioned.run(spec, ids, runner, log, after_ingest), None
-    read, prepared, identity = prepare(spec, runner, log, after_ingest=after_ingest)
-    ids.known.update(read.ingest.digests())
-    shared, order_key, previous = series_start(spec, identity, prepared, ids.started, runner, log)
-    done = sanitize_measured(spec, prepared, read.roles, runner, log, order_key, previous)
-    return publish_release(spec, ids, read, prepared, identity, shared, done, runner, log)
+    """A release, every step in order, over its source (:func:`source_of`): read the input and tag it, prepare,
+    then tune -> sanitize -> measure (once more after promoting columns), the privacy gates, the series judgement
+    and its gates, the utility gates, the manifest and the publish. Returns the result and the manifest published
+    (None for a folder of partitions: its manifest is in the folder published); raises a
+    :class:`ppdp.tasks.core.errors.PpdpError` when refused (nothing published, nothing left staged).
+    ``ids.known`` gains the input's digests once it is read; ``after_ingest`` runs on the ingest report (the rerun
+    check)."""
+    source = source_of(spec, ids, runner, log, after_ingest)
+    roles = tagged(spec, source.read(), runner, log, source.tag_note)
+    source.prepare(roles)
+    try:
+        done, _ = promoting(source.attempt, roles, spec, runner, log, source.again)
+        privacy = runner.call(ENFORCE_PRIVACY, done.privacy)
+        log_privacy(log, privacy)
+        judged = source.judge_series(done, privacy)
+        runner.call(ENFORCE_SERIES, judged.report)
+        log.info("[6/%d] series: %s", STEPS, series_line(judged.report))
+        util = source.named(runner.call(ENFORCE_UTILITY, source.utility(done)), done)
+        manifest = source.manifest(done, privacy, judged, util)
+        folder, manifest = source.publish(done, manifest, privacy, judged)
+        log.info("[8/%d] published %s", STEPS, folder)
+        return source.result(folder, manifest, done, privacy, judged, util)
+    except BaseException:
+        source.discard()
+        raise

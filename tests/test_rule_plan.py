@@ -1,7 +1,9 @@
-"""Rule tests: one release plan (issue 31). The steps of a release are strung together in the plan modules only
-(:mod:`ppdp.tasks.plan`, and :mod:`ppdp.tasks.distributed.plan` over a folder of partitions); the flows, ``ppdp
-compare`` and the reproduction call the plan; what a method does on partitions is a capability its sanitizer
-declares (:class:`ppdp.tasks.sanitize.partitions.OnPartitions`), with no second family of method classes.
+"""Rule tests: one release plan (issue 31). The steps of a release are strung together once, by
+:func:`ppdp.tasks.plan.run`, over a source (:class:`ppdp.tasks.plan.Source`: one table, or a folder of partitions,
+:class:`ppdp.tasks.distributed.plan.FolderSource`, whose module holds steps, not a sequence); an attempt (tune ->
+sanitize -> measure) is made in the plan modules only; the flows, ``ppdp compare`` and the reproduction call the
+plan; what a method does on partitions is a capability its sanitizer declares
+(:class:`ppdp.tasks.sanitize.partitions.OnPartitions`), with no second family of method classes.
 
 The source is parsed with ``ast`` (cheap); each rule is a function of the parsed source, and a test feeds it a
 second pipeline to show that it fails on one.
@@ -15,14 +17,19 @@ from pathlib import Path
 
 import pytest
 
+from ppdp.tasks import plan
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.distributed import methods as distributed_methods
+from ppdp.tasks.distributed import plan as folder_plan
 from ppdp.tasks.sanitize.partitions import OnPartitions
 from ppdp.tasks.sanitize.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ("tasks", "flows", "ppdp", "deployments")
 PLAN_MODULES = {"tasks/plan.py", "tasks/distributed/plan.py"}
+"""Where an attempt (tune -> sanitize -> measure) is made: one table's, and the folder source's."""
+SEQUENCE = ("tasks/plan.py", "run")
+"""The one function that strings a release's steps together."""
 
 SANITIZE = {"run_method", "sanitize", "recode_partition", "SANITIZE", "RECODE"}
 """A sanitize entry point: the method's run, a partition's recoding, or the plan's steps for them."""
@@ -56,16 +63,30 @@ def _names(node: ast.AST) -> set[str]:
     return out
 
 
+def _calling(source: str, *groups: set[str]) -> list[str]:
+    """Functions of ``source`` that call a name of every group."""
+    return [fn.name for fn in ast.walk(ast.parse(source)) if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            and all(_names(fn) & group for group in groups)]
+
+
 def second_pipelines(source: str) -> list[str]:
-    """Functions of ``source`` that string a release's steps together: each calls a sanitize entry point and a
-    measurement or the tuning."""
-    out = []
-    for fn in ast.walk(ast.parse(source)):
-        if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-            names = _names(fn)
-            if names & SANITIZE and names & MEASURE_OR_TUNE:
-                out.append(fn.name)
-    return out
+    """Functions of ``source`` that make an attempt of a release (tune -> sanitize -> measure): each calls a
+    sanitize entry point and a measurement or the tuning."""
+    return _calling(source, SANITIZE, MEASURE_OR_TUNE)
+
+
+GATES = {"ENFORCE_PRIVACY", "ENFORCE_SERIES", "ENFORCE_UTILITY", "enforce_privacy", "enforce_series",
+         "enforce_utility", "gated"}
+"""The gates of a release (the shared steps, their functions)."""
+PUBLISHES = {"publish", "publish_release", "publish_row_files", "WRITE_RELEASE", "PUBLISH"}
+"""The publish of a release (the source's step, the plan's steps, their functions)."""
+SHARED_STEPS = {"TAG", "PROMOTE", "ENFORCE_PRIVACY", "ENFORCE_SERIES", "ENFORCE_UTILITY", "promoting", "tagged"}
+"""The steps every release has, run by the sequence (a source never runs them itself)."""
+
+
+def sequences(source: str) -> list[str]:
+    """Functions of ``source`` that string a release together: each runs a gate and the publish."""
+    return _calling(source, GATES, PUBLISHES)
 
 
 def direct_step_calls(source: str) -> list[str]:
@@ -101,8 +122,19 @@ def compare_one(spec, frame, roles):
 '''
 
 
+SECOND_SEQUENCE = '''
+def run_partitioned(source, ids, runner):
+    done = source.attempt(source.roles)
+    privacy = runner.call(ENFORCE_PRIVACY, done.privacy)
+    return runner.call(PUBLISH, done.staging, privacy, ids.started)
+'''
+
+
 def test_the_rules_fail_on_a_second_pipeline():
     assert second_pipelines(SECOND_PIPELINE) == ["compare_one"]
+    assert sequences(SECOND_SEQUENCE) == ["run_partitioned"]
+    assert sorted(_names(ast.parse(SECOND_SEQUENCE)) & SHARED_STEPS) == ["ENFORCE_PRIVACY"]
+    assert sequences(SECOND_PIPELINE) == []
     assert direct_step_calls(SECOND_PIPELINE) == ["check_privacy", "run_method"]
     assert method_classes("class Generalization:\n    def next_pass(self): ...\n    def recode(self): ...\n") == [
         "Generalization"]
@@ -115,7 +147,23 @@ def test_only_the_plan_strings_the_steps_together():
              for fn in second_pipelines(text)}
     assert not found, f"a second release pipeline outside the plan: {sorted(found)}"
     planned = {path for path, text in _sources("tasks") if second_pipelines(text)}
-    assert planned == PLAN_MODULES  # the plan itself is found by the same rule
+    assert planned == PLAN_MODULES  # the attempts themselves are found by the same rule
+    strung = {(path, fn) for path, text in _sources(*PACKAGE) for fn in sequences(text)}
+    assert strung == {SEQUENCE}, f"a release strung together outside tasks/plan.py run: {sorted(strung - {SEQUENCE})}"
+
+
+def test_the_folder_source_holds_steps_not_a_sequence():
+    """The folder source's module runs none of the steps every release has (the tagging, the promotion, the gates:
+    the sequence runs them), and its source gives every step :class:`ppdp.tasks.plan.Source` names, with the same
+    parameters as one table's."""
+    text = (ROOT / "tasks/distributed/plan.py").read_text(encoding="utf-8")
+    assert sequences(text) == [] and not _names(ast.parse(text)) & SHARED_STEPS
+    members = [m for m, _ in inspect.getmembers(plan.Source, inspect.isfunction) if not m.startswith("_")]
+    assert {"read", "prepare", "attempt", "judge_series", "manifest", "publish"} <= set(members)
+    for member in members:
+        want = list(inspect.signature(getattr(plan.Source, member)).parameters)
+        for source in (plan.TableSource, folder_plan.FolderSource):
+            assert list(inspect.signature(getattr(source, member)).parameters) == want, (source.__name__, member)
 
 
 @pytest.mark.parametrize("path", ["tasks/compare.py", "tasks/reproduce.py", "flows/release.py", "flows/compare.py"])

@@ -136,7 +136,10 @@ print(json.dumps({"persists": prefect_persists(), "forced": {k: os.environ.get(k
 """
 
 
-@pytest.mark.parametrize("entry", ["cli", "flow", "api", "deployment"])
+# each entry point in a fresh interpreter that imports Prefect (7 to 10 s each): the CLI's in the fast suite, the
+# others in the slow one (.ci/run runs both)
+@pytest.mark.parametrize("entry", ["cli", *(pytest.param(e, marks=pytest.mark.slow)
+                                           for e in ("flow", "api", "deployment"))])
 def test_entry_points_apply_the_settings(entry):
     out = run_fresh(ENTRY, entry)
     assert out["forced"] == FORCED

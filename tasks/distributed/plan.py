@@ -1,13 +1,15 @@
-"""The release plan over a partitioned source (``source.path`` a folder of Parquet files): the same release, made
-partition by partition; the steps that coincide with one table's are the plan's (:mod:`ppdp.tasks.plan`: the
-tagging, the tuning rule, the gates, the promotion of columns, the log lines), run through the same
-:class:`~ppdp.tasks.steps.Runner` (the flow's: each step a Prefect task on its task runner, Dask workers or threads).
+"""A folder of Parquet partitions as the source of a release (``source.path`` a folder): the steps that differ
+from one table's, as :class:`FolderSource` gives them to the one release plan (:func:`ppdp.tasks.plan.run`, which
+runs every step in order and holds the steps both sources share: the tagging, the promotion of columns, the gates,
+the log lines), run through the same :class:`~ppdp.tasks.steps.Runner` (the flow's: each step a Prefect task on its
+task runner, Dask workers or threads). This module holds steps, not a sequence.
 
 Per partition, as a task each: ingest (the input suite, the checks, the hash, pass 1's counts); each pass of the
 method (counts); recoding (and the partition's share of the utility sample); then one task per published row
-file. In the caller, on counts only: the merges, the rare-value rule's plan, the tuning (the method's search), the
-privacy measures (from counts over the published files), the gates, the manifest and the publish. What the method
-does on partitions is the capability its sanitizer declares (:class:`ppdp.tasks.sanitize.partitions.OnPartitions`).
+file. In the caller, on counts only: the merges, the rare-value rule's plan, the tuning (the method's search, the
+same rule as one table's), the privacy measures (from counts over the published files), the manifest and the
+publish of the row files. What the method does on partitions is the capability its sanitizer declares
+(:class:`ppdp.tasks.sanitize.partitions.OnPartitions`).
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from ppdp.schemas.manifest import ReleaseResult
+from ppdp.schemas.manifest import Manifest, ReleaseResult
 from ppdp.schemas.reports import IngestReport, LatticeSearch, PrivacyReport, Roles, TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks import publish, secrets, series, steps, tune, utility
+from ppdp.schemas.utility import UtilityReport
+from ppdp.tasks import publish, secrets, series, tune, utility
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.distributed import inputs, measure, methods, output, rare, record
 from ppdp.tasks.distributed import series as distributed_series
-from ppdp.tasks.privacy.series import series_line
 from ppdp.tasks.privacy.series_partitioned import judge_partitioned
 from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.sanitize.partitions import Fitted, OnPartitions
@@ -59,7 +61,7 @@ JUDGE_SERIES = Step("judge-series", judge_partitioned, lambda p: p["spec"].datas
 
 
 @dataclass
-class Source:
+class Ingested:
     """A partitioned source once ingested: its files, the roles, each partition's ingest and pass 1's merged
     counts, the ingest report, the series identity basis, the rare-value rule's plan, the pseudonym key, the
     method's capability and its (untuned) sanitizer, the utility sample's plan and the class totals."""
@@ -99,28 +101,21 @@ class Recoded:
     seconds: float
     privacy: PrivacyReport
     protected: tuple[str, ...]
+    staging: Path
 
 
-def ingest(spec: ReleaseSpec, method: OnPartitions, runner: Runner, log: Log,
-           after_ingest: Callable[[IngestReport], None] | None = None) -> Source:
-    """The folder's files, the tagging (roles detected on the first partition), each partition ingested as a task,
-    the series identity basis, the ingest report (``after_ingest``: the rerun check, before any count is merged,
-    tuned or recoded), pass 1's merged counts and the rare-value rule's plan."""
-    src = runner.call(LIST_INPUTS, spec)
-    ledger_key = series.ledger_key(spec.publish.root)  # the ledger opens with this machine's series key
+def ingest(spec: ReleaseSpec, src: inputs.Inputs, ledger_key: Any, method: OnPartitions, roles: Roles,
+           runner: Runner, log: Log, after_ingest: Callable[[IngestReport], None]) -> Ingested:
+    """Each partition ingested as a task (roles detected on the first partition), the series identity basis, the
+    ingest report (``after_ingest``: the digests and the rerun check, before any count is merged, tuned or
+    recoded), pass 1's merged counts and the rare-value rule's plan."""
     n = len(src.files)
-    log.info("[1/%d] input %s: %d partitions", STEPS, src.folder, n)
-    roles = runner.call(steps.TAG, runner.call(SAMPLE, spec, src), spec)
-    log.info("[3/%d] tag: %d quasi-identifiers, %d direct identifiers (%s), class %s (roles detected on the "
-             "first partition)", STEPS, len(roles.quasi_identifiers), len(roles.identifiers),
-             spec.identifiers.action, "declared" if roles.class_column else "none")
     parts = [f.result() for f in [runner.submit(INGEST_PARTITION, spec, src, i, roles, ledger_key.hash_key)
                                   for i in range(n)]]
     identity = runner.call(FIND_IDENTITY, spec.publish.root, roles, src.header,
                            distributed_series.constant_columns([p.constants for p in parts]), ledger_key)
     report = runner.call(INGEST_REPORT, spec, src, parts)
-    if after_ingest is not None:
-        after_ingest(report)
+    after_ingest(report)
     counts = runner.call(MERGE_COUNTS, parts)
     log.info("[2/%d] ingest: %d rows in %d partitions, %d expectations passed in each", STEPS, report.rows, n,
              report.expectation_count)
@@ -130,14 +125,14 @@ def ingest(spec: ReleaseSpec, method: OnPartitions, runner: Runner, log: Log,
     cls = roles.class_column
     per_class = [p.counts.get(cls) if cls is not None else None for p in sorted(parts, key=lambda p: p.index)]
     by_class = output.partition_classes(counts, per_class, plan_, cls)
-    return Source(spec=spec, src=src, roles=roles, parts=parts, report=report, identity=identity, counts=counts,
+    return Ingested(spec=spec, src=src, roles=roles, parts=parts, report=report, identity=identity, counts=counts,
                   rare=plan_, key=key, method=method, base=base,
                   sample=output.sample_plan(by_class, spec.utility.sample_rows),
                   class_totals=output.class_totals(by_class),  # published records per class label
                   order_key=series.order_key(series.series_key(spec.publish.root), spec.dataset))
 
 
-def fitted(source: Source, roles: Roles, runner: Runner, log: Log) -> tuple[Sanitizer, TuningTrace, Any, Any]:
+def fitted(source: Ingested, roles: Roles, runner: Runner, log: Log) -> tuple[Sanitizer, TuningTrace, Any, Any]:
     """The method's passes over the partitions (count tasks, merged in order), the tuning (the same rule as one
     table's, its lattice search on the merged counts), the fit and the parts it leaves to a task each: (the tuned
     sanitizer, the trace, the fit, what the recode tasks receive: the fit, or the finished parts' join)."""
@@ -170,11 +165,11 @@ def fitted(source: Source, roles: Roles, runner: Runner, log: Log) -> tuple[Sani
     return sanitizer, trace, fit, given
 
 
-def recoded(source: Source, roles: Roles, stage: Callable[[], Path], ids: RunIds, runner: Runner, log: Log
-            ) -> tuple[Recoded, Path]:
+def recoded(source: Ingested, roles: Roles, stage: Callable[[], Path], ids: RunIds, runner: Runner, log: Log
+            ) -> Recoded:
     """One attempt: fit (:func:`fitted`), stage (``stage()``), recode every partition into pieces of the staged row
     files, write each row file, and measure the privacy from counts over them (on the Dask cluster when there is
-    one): (the attempt, its staging folder)."""
+    one): the attempt (with its staging folder)."""
     spec, method, n = source.spec, source.method, source.n
     started = time.perf_counter()
     sanitizer, trace, fit, given = fitted(source, roles, runner, log)
@@ -204,85 +199,113 @@ def recoded(source: Source, roles: Roles, stage: Callable[[], Path], ids: RunIds
     log.info("[6/%d] privacy: counted over the row files %s", STEPS,
              "on the Dask cluster" if address else "in the flow's process")
     return Recoded(roles=roles, sanitizer=sanitizer, trace=trace, fitted=fit, recoded=parts, files=files,
-                   schema=schema, columns=columns, seconds=seconds, privacy=privacy, protected=protected), staging
+                   schema=schema, columns=columns, seconds=seconds, privacy=privacy, protected=protected,
+                   staging=staging)
 
 
-def publish_release(source: Source, done: Recoded, staging: Path, ids: RunIds, runner: Runner, log: Log
-                    ) -> ReleaseResult:
-    """The gates (the plan's), the series judgement, the utility on the sample, the manifest and the publish of the
-    staged row files (with the series ledger's record)."""
-    spec, roles, unit = source.spec, done.roles, type(source.base).unit
-    privacy = runner.call(steps.ENFORCE_PRIVACY, done.privacy)
-    steps.log_privacy(log, privacy)
-    judged = runner.call(JUDGE_SERIES, spec=spec, roles=roles, identity=source.identity, staging=staging,
-                         protected_columns=list(done.protected), now=ids.started,
-                         columns=[f.name for f in done.schema])
-    runner.call(steps.ENFORCE_SERIES, judged.report)
-    log.info("[6/%d] series: %s", STEPS, series_line(judged.report))
-    original, published = output.join_samples(done.recoded)
-    util = runner.call(steps.ENFORCE_UTILITY, runner.call(MEASURE_UTILITY, spec, roles, original, published))
-    util = utility.name_counted_classes(util, source.class_totals, spec.label_k)
-    log.info("[7/%d] utility on a sample of %d records: accuracy %.4f (original %.4f)", STEPS, len(original),
-             util.accuracy, util.accuracy_original)
-    trace = done.trace
-    manifest = runner.call(
-        BUILD_MANIFEST, release_id=ids.release_id, started=ids.started, spec=spec,
-        spec_sha256=ids.known["spec_sha256"], roles=roles, ingest=source.report, sanitizer=done.sanitizer, unit=unit,
-        fitted=done.fitted, seconds=done.seconds, columns=done.columns, rows=sum(f.rows for f in done.files),
-        rare=source.rare.report, privacy=privacy, utility=util, tuning=trace,
-        output_checks=[o for f in done.files for o in f.outcomes], flow_run_id=ids.flow_run_id, sample=source.sample,
-        class_totals=source.class_totals, schema=done.schema, series=judged.report)
-    incoming = distributed_series.take_ledger_members(staging, ids.release_id)
-    basis: Any = source.identity  # the ledger's record reads the partitioned identity's bases as one table's
-    entry = series.record_of(spec, ids.release_id, ids.started, manifest.method, manifest.rows, privacy.k, basis,
-                             judged.report, None, judged.seen, staged=incoming)
-    folder, manifest, _ = runner.call(PUBLISH, staging, manifest, None, ids.started, entry)
-    log.info("[8/%d] published %s", STEPS, folder)
-    return ReleaseResult(
-        release_id=ids.release_id, status="published", reason="published", folder=str(folder), unit=unit,
-        report=str(Path(folder) / "report.html"), k=privacy.k, linkage_risk=privacy.linkage_risk,
-        accuracy=util.accuracy, accuracy_original=util.accuracy_original, claims=privacy.claims,
-        attacker_view=privacy.attacker_view, floor=privacy.floor, series=judged.report, tuning_rule=trace.rule,
-        tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
-        per_class={c.label: c.sanitized for c in util.per_class}, delta_r={d.classifier: d.value for d in util.delta_r},
-        tstr=util.tstr, regression=util.regression)
 
 
-def run(spec: ReleaseSpec, ids: RunIds, runner: Runner = steps.PLAIN, log: Log = steps.QUIET,
-        after_ingest: Callable[[IngestReport], None] | None = None) -> ReleaseResult:
-    """The release of a partitioned input (the module docstring); raises a :class:`PpdpError` when refused, having
-    removed anything staged. ``ids.known`` gains the input's digests once every partition is ingested."""
-    method = methods.partitioned_method(spec.method.name)
-    if spec.tuning.strategy not in ("fixed", "lattice"):
-        raise SpecError(f"spec tuning.strategy: {spec.tuning.strategy} evaluates values on rows, which a partitioned "
-                        "input does not hold in one place: use fixed (the method's parameters) or lattice")
-    known = ids.known
+class FolderSource:
+    """A folder of Parquet partitions as the source of a release (:func:`ppdp.tasks.plan.run` runs the steps in
+    order): the steps that differ from one table's, run partition by partition, on counts, into row files. Refuses
+    (:class:`SpecError`, in one line) a method without the partition capability and a tuning strategy that
+    evaluates values on rows, before anything is read."""
 
-    def ingested(report: IngestReport) -> None:
-        known.update(report.digests())
-        if after_ingest is not None:
-            after_ingest(report)
+    tag_note = " (roles detected on the first partition)"
+    again = "searching and recoding again"
+    ingested: Ingested
+    src: inputs.Inputs
+    ledger_key: series.LedgerKey
 
-    source = ingest(spec, method, runner, log, ingested)
-    staged: list[Path] = []  # the attempt's staging folder, once made
+    def __init__(self, spec: ReleaseSpec, ids: RunIds, runner: Runner, log: Log,
+                 after_ingest: Callable[[IngestReport], None] | None = None) -> None:
+        self.method = methods.partitioned_method(spec.method.name)
+        if spec.tuning.strategy not in ("fixed", "lattice"):
+            raise SpecError(f"spec tuning.strategy: {spec.tuning.strategy} evaluates values on rows, which a "
+                            "partitioned input does not hold in one place: use fixed (the method's parameters) or "
+                            "lattice")
+        self.spec, self.ids, self.runner, self.log, self.after_ingest = spec, ids, runner, log, after_ingest
+        self.staged: list[Path] = []  # the attempt's staging folder, once made
 
-    def stage() -> Path:
-        staged.append(publish.row_staging(spec.publish.root, spec.dataset, ids.release_id))
-        return staged[-1]
+    def read(self) -> Any:
+        """The folder's files and the sample the roles are detected on (the first partition)."""
+        spec, runner = self.spec, self.runner
+        self.src = runner.call(LIST_INPUTS, spec)
+        self.ledger_key = series.ledger_key(spec.publish.root)  # the ledger opens with this machine's series key
+        self.log.info("[1/%d] input %s: %d partitions", STEPS, self.src.folder, len(self.src.files))
+        return runner.call(SAMPLE, spec, self.src)
 
-    try:
-        roles = source.roles
-        for attempt in (1, 2):  # once more when a column published beside the quasi-identifiers must become one
-            if staged:
-                publish.discard_staging(staged.pop())
-            done, staging = recoded(source, roles, stage, ids, runner, log)
-            promoted = runner.call(steps.PROMOTE, roles, done.privacy, spec.privacy) if attempt == 1 else None
-            if promoted is None:
-                break
-            steps.log_promoted(log, roles, promoted, "searching and recoding again")
-            roles = promoted
-        return publish_release(source, done, staging, ids, runner, log)
-    except BaseException:
-        if staged:
-            publish.discard_staging(staged[-1])
-        raise
+    def ingested_report(self, report: IngestReport) -> None:
+        self.ids.known.update(report.digests())
+        if self.after_ingest is not None:
+            self.after_ingest(report)
+
+    def prepare(self, roles: Roles) -> None:
+        """Each partition ingested (:func:`ingest`); ``ids.known`` gains the input's digests once they all are."""
+        self.ingested = ingest(self.spec, self.src, self.ledger_key, self.method, roles, self.runner, self.log,
+                               self.ingested_report)
+
+    def stage(self) -> Path:
+        self.staged.append(publish.row_staging(self.spec.publish.root, self.spec.dataset, self.ids.release_id))
+        return self.staged[-1]
+
+    def attempt(self, roles: Roles) -> Recoded:
+        """Fit, tune, recode into staged row files and measure (:func:`recoded`); an earlier attempt's staging
+        removed first."""
+        if self.staged:
+            publish.discard_staging(self.staged.pop())
+        return recoded(self.ingested, roles, self.stage, self.ids, self.runner, self.log)
+
+    def discard(self) -> None:
+        """A refusal or failure: anything staged removed."""
+        if self.staged:
+            publish.discard_staging(self.staged[-1])
+
+    def judge_series(self, done: Recoded, privacy: PrivacyReport) -> Any:
+        return self.runner.call(JUDGE_SERIES, spec=self.spec, roles=done.roles, identity=self.ingested.identity,
+                                staging=done.staging, protected_columns=list(done.protected), now=self.ids.started,
+                                columns=[f.name for f in done.schema])
+
+    def utility(self, done: Recoded) -> UtilityReport:
+        original, published = output.join_samples(done.recoded)
+        return self.runner.call(MEASURE_UTILITY, self.spec, done.roles, original, published)
+
+    def named(self, util: UtilityReport, done: Recoded) -> UtilityReport:
+        """The utility's classes named by their published counts, and its log line."""
+        util = utility.name_counted_classes(util, self.ingested.class_totals, self.spec.label_k)
+        self.log.info("[7/%d] utility on a sample of %d records: accuracy %.4f (original %.4f)", STEPS,
+                      sum(len(r.sample_original) for r in done.recoded), util.accuracy, util.accuracy_original)
+        return util
+
+    def manifest(self, done: Recoded, privacy: PrivacyReport, judged: Any, util: UtilityReport) -> Manifest:
+        spec, ids, source = self.spec, self.ids, self.ingested
+        return self.runner.call(
+            BUILD_MANIFEST, release_id=ids.release_id, started=ids.started, spec=spec,
+            spec_sha256=ids.known["spec_sha256"], roles=done.roles, ingest=source.report, sanitizer=done.sanitizer,
+            unit=type(source.base).unit, fitted=done.fitted, seconds=done.seconds, columns=done.columns,
+            rows=sum(f.rows for f in done.files), rare=source.rare.report, privacy=privacy, utility=util,
+            tuning=done.trace, output_checks=[o for f in done.files for o in f.outcomes], flow_run_id=ids.flow_run_id,
+            sample=source.sample, class_totals=source.class_totals, schema=done.schema, series=judged.report)
+
+    def publish(self, done: Recoded, manifest: Manifest, privacy: PrivacyReport, judged: Any) -> tuple[Any, Manifest]:
+        """The staged row files published with the series ledger's record: (the folder, the manifest published)."""
+        ids = self.ids
+        incoming = distributed_series.take_ledger_members(done.staging, ids.release_id)
+        basis: Any = self.ingested.identity  # the ledger's record reads the partitioned identity's bases as one table's
+        entry = series.record_of(self.spec, ids.release_id, ids.started, manifest.method, manifest.rows, privacy.k,
+                                 basis, judged.report, None, judged.seen, staged=incoming)
+        folder, manifest, _ = self.runner.call(PUBLISH, done.staging, manifest, None, ids.started, entry)
+        return folder, manifest
+
+    def result(self, folder: Any, manifest: Manifest, done: Recoded, privacy: PrivacyReport, judged: Any,
+               util: UtilityReport) -> tuple[ReleaseResult, Manifest | None]:
+        """The run's result; no manifest (the flow makes no artifact of a partitioned release)."""
+        trace = done.trace
+        return ReleaseResult(
+            release_id=self.ids.release_id, status="published", reason="published", folder=str(folder),
+            unit=type(self.ingested.base).unit, report=str(Path(folder) / "report.html"), k=privacy.k,
+            linkage_risk=privacy.linkage_risk, accuracy=util.accuracy, accuracy_original=util.accuracy_original,
+            claims=privacy.claims, attacker_view=privacy.attacker_view, floor=privacy.floor, series=judged.report,
+            tuning_rule=trace.rule, tuning_strategy=trace.strategy, tuned=trace.tuned_text(),
+            per_class={c.label: c.sanitized for c in util.per_class},
+            delta_r={d.classifier: d.value for d in util.delta_r}, tstr=util.tstr, regression=util.regression), None
