@@ -31,6 +31,10 @@ For each size (``--rows``, repeatable; ``--files`` once for every size, or once 
    run, the peak RSS of each process, the ``--timings`` breakdown (:func:`parse_timings`: the driver's steps only,
    since a step run on a Dask worker is timed in the worker process), and the task runs of the flow run as the
    Prefect server recorded them (:func:`task_runs`: the per-partition tasks on the workers included).
+   Just before each run, the floor (:data:`FLOOR`, :func:`floor_run`): one process reads every file with pyarrow,
+   groups by the quasi-identifiers and writes the rows as Parquet, timed as a whole process; each run is printed
+   and reported as a multiple of it, in wall seconds and in CPU seconds (:func:`child_cpu`: ppdp and the Dask
+   workers it reaps; on a shared machine the CPU ratio moves less with the load), with the load averages.
 4. ``results``: ``benchmarks/results/distributed_release.md`` (:func:`results_text`), every figure from the run:
    one row per (method, size), the growth between sizes, and an ESTIMATE for more workers (:func:`estimate`).
 
@@ -266,6 +270,58 @@ def check_spec(spec: Path, source: Path | None = None) -> str | None:
     except PpdpError as exc:
         return f"{type(exc).__name__}: {exc}"
     return None
+
+
+# -- the floor ---------------------------------------------------------------------------------------------------
+FLOOR = """
+import sys
+from pathlib import Path
+import pandas as pd
+import pyarrow.parquet as pq
+folder, out, qis = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3].split(",")
+out.mkdir(parents=True, exist_ok=True)
+sizes = []
+for i, path in enumerate(sorted(folder.rglob("*.parquet"))):
+    frame = pq.read_table(path).to_pandas()
+    sizes.append(frame.groupby(qis, dropna=False, observed=True).size())
+    frame.to_parquet(out / f"part-{i:05d}.parquet", engine="pyarrow", index=False)
+total = pd.concat(sizes).groupby(level=list(range(len(qis))), dropna=False, observed=True).sum()
+print(len(total))
+"""
+"""The floor of a release's data work on the folder: one process reads every file with pyarrow (into pandas),
+counts the rows of each quasi-identifier combination, writes each file's rows back as Parquet and merges the
+counts. Timed as a whole process (Python's start and imports included), like ``ppdp run``."""
+
+
+def child_cpu() -> float:
+    """CPU seconds (user and system) of this process's waited-for descendants so far: a ``ppdp run`` once it
+    exits, with its Dask workers (its own children, reaped by it) included."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def floor_run(folder: Path, out: Path) -> dict:
+    """The floor (:data:`FLOOR`) on ``folder``, writing under ``out`` (removed after): its wall and CPU seconds and
+    the 1-minute load average just before it."""
+    load = os.getloadavg()[0]
+    cpu = child_cpu()
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", FLOOR, str(folder), str(out), ",".join(QI)], capture_output=True,
+                          text=True, cwd=REPO)
+    wall, cpu = time.perf_counter() - started, child_cpu() - cpu
+    shutil.rmtree(out, ignore_errors=True)
+    if done.returncode != 0:
+        raise SystemExit(f"distributed_release: the floor exited {done.returncode}: {done.stderr.strip()[-400:]}")
+    return {"floor": wall, "floor_cpu": cpu, "floor_load": load, "floor_classes": int(done.stdout.split()[-1])}
+
+
+def ratio_text(run: dict) -> str:
+    """The run's wall as a multiple of the floor taken just before it (and its CPU seconds as a multiple of the
+    floor's: less sensitive to a shared machine's load)."""
+    floor, cpu = run.get("floor"), run.get("floor_cpu")
+    if not floor:
+        return "n/a"
+    return f"{run['wall'] / floor:.1f}x" + (f" (CPU {run['cpu'] / cpu:.1f}x)" if cpu and run.get("cpu") else "")
 
 
 # -- the memory sampler ------------------------------------------------------------------------------------------
@@ -535,7 +591,7 @@ def run_release(spec: Path, env: dict[str, str], logs: Path, timeout: float | No
     out_path, err_path = logs / f"{spec.stem}.stdout", logs / f"{spec.stem}.stderr"
     cmd = [str(PPDP), "run", str(spec), "--timings"]
     with open(out_path, "w", encoding="utf-8") as out, open(err_path, "w", encoding="utf-8") as err:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), child_cpu()
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, cwd=REPO, start_new_session=True)
         sampler = MemorySampler(proc.pid).start()
         timed_out = False
@@ -554,11 +610,12 @@ def run_release(spec: Path, env: dict[str, str], logs: Path, timeout: float | No
         wall = time.perf_counter() - started
         sampler.stop()
     left = _end_group(proc.pid, grace=5)  # the run's own process group: anything still in it outlived ppdp
+    cpu = child_cpu() - cpu  # ppdp and the descendants it reaped (its Dask workers)
     stdout = out_path.read_text(encoding="utf-8", errors="replace")
     stderr = err_path.read_text(encoding="utf-8", errors="replace")
     last = next((ln.strip() for ln in reversed(stderr.splitlines()) if ln.strip()), "(no stderr)")
     tail = _stderr_tail(stderr) if timed_out else []
-    return {"command": " ".join(cmd), "exit": code, "timed_out": timed_out, "wall": wall,
+    return {"command": " ".join(cmd), "exit": code, "timed_out": timed_out, "wall": wall, "cpu": cpu,
             "last_stderr": last, "stderr_tail": tail, "stdout": stdout, "timings": parse_timings(stdout),
             "driver_mib": max(sampler.peaks_mib("driver"), default=float("nan")),
             "workers_mib": sampler.peaks_mib("worker"), "others_mib": sampler.peaks_mib("other"),
@@ -787,10 +844,13 @@ def results_text(runs: list[dict], generations: dict[int, dict], machine: dict, 
               "over a step's runs, as a share of the wall). Top tasks: the three steps of the task runs the Prefect "
               "server recorded (driver and workers) that held the most seconds of wall. Per-partition tasks: the "
               "steps that ran once per file or more, from those task runs: seconds summed over runs, and seconds of "
-              "wall during which one was running.", "",
-              "| method | rows | files | exit | wall s | driver peak MiB | worker peaks MiB | all processes peak MiB "
+              "wall during which one was running. Floor: the data work alone (:data:`FLOOR`: one process reads "
+              "every file with pyarrow, counts the quasi-identifier combinations and writes the rows as Parquet), "
+              "timed as a whole process just before the run; x floor: the run's wall over it.", "",
+              "| method | rows | files | exit | wall s | floor s | x floor | driver peak MiB | worker peaks MiB "
+              "| all processes peak MiB "
               "| top steps, `--timings` (share of wall) | top tasks, Prefect (share of wall) | per-partition tasks "
-              "| rows/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| rows/s |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         peaks = " / ".join(_mib(x) for x in r["workers_mib"]) or "none seen"
         if _ok(r):
@@ -799,8 +859,9 @@ def results_text(runs: list[dict], generations: dict[int, dict], machine: dict, 
             steps = ("timed out; " if r["timed_out"] else "") + f"FAILED: {r['last_stderr']}".replace("|", "\\|") \
                 + " | " + top_tasks(r)
             speed = "n/a"
-        lines.append(f"| {r['method']} | {r['rows']:,} | {r['files']} | {r['exit']} | {r['wall']:.1f} | "
-                     f"{_mib(r['driver_mib'])} | {peaks} | {_mib(r['total_mib'])} | {steps} | "
+        floor = f"{r['floor']:.1f}" if r.get("floor") else "n/a"
+        lines.append(f"| {r['method']} | {r['rows']:,} | {r['files']} | {r['exit']} | {r['wall']:.1f} | {floor} | "
+                     f"{ratio_text(r)} | {_mib(r['driver_mib'])} | {peaks} | {_mib(r['total_mib'])} | {steps} | "
                      f"{per_partition_cell(r)} | {speed} |")
     lines += ["", "## Reading the figures", "", *reading(runs), "", "## Each run", ""]
     for r in runs:
@@ -809,6 +870,11 @@ def results_text(runs: list[dict], generations: dict[int, dict], machine: dict, 
                      + f"; {r['samples']} memory samples.")
         lines.append(f"* Spec check with one Parquet file as source: {r['check_file'] or 'passes'}; on the folder: "
                      f"{r['check_folder'] or 'passes'}.")
+        if r.get("floor"):
+            lines.append(f"* Floor (just before the run): {r['floor']:.2f} s ({r['floor_cpu']:.2f} CPU s), "
+                         f"{r['floor_classes']:,} quasi-identifier combinations; the run {r['wall']:.2f} s "
+                         f"({r['cpu']:.2f} CPU s of ppdp and its Dask workers), {ratio_text(r)} the floor; 1-minute "
+                         f"load average {r['floor_load']:.2f} before the floor, {r['load_end']:.2f} after the run.")
         if r.get("first_attempt"):
             lines.append(f"* A first attempt {r['first_attempt']}; this is the second (smoke runs only).")
         if not _ok(r):
@@ -913,6 +979,7 @@ def main() -> int:
                 if server is not None and api is None:
                     api = server.wait()
                     server = server if api else None
+                floor = floor_run(folder, tmp / "floor")  # back to back with the run: the same load
                 r = run_release(spec, run_env(tmp, api), tmp / "logs", args.timeout or None)
                 if args.smoke and r["timed_out"]:  # said on every line of smoke's output, then run once more
                     smoke.warn(f"{method} on {g['rows']:,} rows timed out after {r['wall']:.0f} s; its stderr's "
@@ -926,13 +993,14 @@ def main() -> int:
                     r["first_attempt"] = f"timed out after {first['wall']:.0f} s (exit {first['exit']})"
                     smoke.warn(f"{method} second attempt: exit {r['exit']}, wall {r['wall']:.1f} s")
                 r.update(method=method, rows=g["rows"], files=g["files"], workers=args.workers,
-                         check_file=check_file, check_folder=check_folder)
+                         check_file=check_file, check_folder=check_folder, **floor, load_end=os.getloadavg()[0])
                 runs.append(r)
                 if not args.keep:
                     shutil.rmtree(root, ignore_errors=True)  # the release itself is not looked at
                 print(f"{method:<15} {g['rows']:>12,} rows  exit {r['exit']}  wall {r['wall']:7.1f} s  driver "
                       f"{_mib(r['driver_mib'])} MiB  workers {' / '.join(_mib(x) for x in r['workers_mib']) or '-'}"
-                      f" MiB  {top_steps(r) if _ok(r) else 'FAILED: ' + r['last_stderr']}", flush=True)
+                      f" MiB  floor {r['floor']:.1f} s  x floor {ratio_text(r)}  load {r['floor_load']:.2f} -> "
+                      f"{r['load_end']:.2f}  {top_steps(r) if _ok(r) else 'FAILED: ' + r['last_stderr']}", flush=True)
             if not args.keep:
                 shutil.rmtree(folder, ignore_errors=True)
     finally:

@@ -49,6 +49,16 @@ class _Api:
 
     def __init__(self) -> None:
         self.gone = False
+        self._client: Any = None
+
+    def client(self) -> Any:
+        """One HTTP client for every poll of this process (a new one per request built an SSL context each time:
+        about 0.03 s of CPU a second of polling)."""
+        if self._client is None:
+            import httpx  # heavy: only when a flow run's API is polled
+
+            self._client = httpx.Client()
+        return self._client
 
     @staticmethod
     def servers() -> list[Any]:
@@ -81,9 +91,7 @@ class _Api:
         if url is None:
             return False
         try:
-            import httpx  # heavy: only when a flow run's API is polled
-
-            return httpx.get(f"{url}/health", timeout=timeout).status_code == 200
+            return self.client().get(f"{url}/health", timeout=timeout).status_code == 200
         except Exception:  # noqa: BLE001 - any failure: it does not answer
             return False
 
@@ -92,9 +100,7 @@ class _Api:
         if url is None:
             return None
         try:
-            import httpx  # heavy: only when a flow run's API is polled
-
-            response = httpx.get(f"{url}/flow_runs/{run_id}", timeout=1.0)
+            response = self.client().get(f"{url}/flow_runs/{run_id}", timeout=1.0)
             return response.json()["state"]["type"] if response.status_code == 200 else None
         except Exception:  # noqa: BLE001 - unknown this time; polled again
             return None
@@ -105,9 +111,7 @@ class _Api:
         if url is None or run_id is None or self.server_died():
             return
         try:
-            import httpx  # heavy: only when a flow run's API is polled
-
-            httpx.post(f"{url}/flow_runs/{run_id}/set_state", timeout=1.0,
+            self.client().post(f"{url}/flow_runs/{run_id}/set_state", timeout=1.0,
                        json={"state": {"type": "CANCELLED", "name": "Cancelled", "message": message}, "force": True})
         except Exception:  # noqa: BLE001, S110 - the run ends anyway; the API may be gone
             pass

@@ -15,7 +15,12 @@ to disk: a local cluster's workers have no memory limit (``memory_limit=0``), so
 directory (Dask's default spills to ``dask-scratch-space/`` past 70 % of a memory limit, data in clear). Workers
 inherit this process's environment, hence the data-safety settings of :mod:`ppdp.flows.settings`, and receive
 the flow's Prefect settings with each task. The workers of an existing cluster (``address``) are its operator's:
-start them with spilling off (``distributed.worker.memory.target/spill: false``) and no data leaves memory.
+ppdp never stops them. Before the flow starts, :func:`call_flow` checks the cluster
+(:func:`ppdp.flows.dask_runner.check_cluster`: a scheduler answers within ``$PPDP_CLUSTER_CONNECT_SECONDS``, no
+worker can spill task data to its disk, the workers can reach the flow's Prefect API), refusing it in one line;
+for the run, every worker gets ppdp's data-safety settings and the flow's API
+(:class:`ppdp.flows.dask_runner.WorkerSettings`). Start them with spilling off (``--memory-limit 0``, or
+``distributed.worker.memory.target/spill: false``) and no data leaves memory.
 """
 
 from __future__ import annotations
@@ -92,10 +97,10 @@ def task_runner_for(runner: RunnerSpec, override: str | None = None) -> TaskRunn
     runner = resolve(runner, override)
     if runner.kind == "thread":
         return ThreadPoolTaskRunner(max_workers=runner.max_workers)
-    from ppdp.flows.dask_runner import SharedApiDaskTaskRunner, local_cluster_runner  # heavy: dask, distributed
+    from ppdp.flows.dask_runner import cluster_runner, local_cluster_runner  # heavy: dask, distributed
 
     if runner.address is not None:
-        return SharedApiDaskTaskRunner(address=runner.address)
+        return cluster_runner(runner.address)
     return local_cluster_runner(local_cluster_kwargs(runner.workers))
 
 
@@ -110,6 +115,10 @@ def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tu
         chosen = spec_io.load_spec(spec_path, overrides).runner
     except PpdpError:
         chosen = RunnerSpec()
+    if chosen.kind == "dask" and chosen.address is not None:
+        from ppdp.flows.dask_runner import check_cluster  # heavy: dask, distributed
+
+        check_cluster(chosen.address)  # one line, before the flow (and its temporary Prefect server) starts
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):  # about 1 s per run otherwise
         return flow.with_options(task_runner=task_runner_for(chosen))(
             spec_path=str(Path(spec_path).resolve()), overrides=overrides, **params)

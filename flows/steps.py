@@ -66,9 +66,22 @@ def steps_seconds(since: float = 0.0) -> float:
     return total
 
 
+def _refused_input(args: tuple, kwargs: dict) -> _Refusal | None:
+    """The first refusal among a step's inputs (alone, or in a list): a submitted step that refused, given to
+    another as its future (the merge tree, the steps beside the merged counts)."""
+    for value in (*args, *kwargs.values()):
+        for v in value if isinstance(value, list) else (value,):
+            if isinstance(v, _Refusal):
+                return v
+    return None
+
+
 def _guarded(fn, name: str):
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        refused = _refused_input(args, kwargs)
+        if refused is not None:  # passed on unrun: the flow raises it where it asks for a result
+            return refused
         started = time.perf_counter()
         beat = HEARTBEAT.begin(name, started)
         try:

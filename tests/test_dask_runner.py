@@ -162,7 +162,7 @@ def test_a_cluster_given_by_address_and_a_refusal_inside_a_task_on_it(workspace)
         return sum(1 for t in stream if key_split(t["key"]) == "evaluate_value")
 
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None,
+                                  host="127.0.0.1", dashboard_address=None, memory_limit=0,  # no spilling: else refused
                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster, \
             distributed.Client(cluster) as client:
         client.get_task_stream()  # starts recording

@@ -24,7 +24,6 @@ from typer.testing import CliRunner
 
 from ppdp.api import roles_for
 from ppdp.flows.cli import app
-from ppdp.schemas.reports import IngestReport
 from ppdp.tasks.distributed import inputs, rare
 from ppdp.tasks.publish import load_manifest
 from ppdp.tasks.rare import merge_rare_categories
@@ -53,14 +52,7 @@ def split(frame: pd.DataFrame, sizes: list[int]) -> list[pd.DataFrame]:
 
 def counted(frames: list[pd.DataFrame], roles) -> inputs.Counts:
     """Pass 1 over in-memory partitions, as the ingest tasks count them."""
-    parts = []
-    for i, f in enumerate(frames):
-        c, by_class = inputs.count_frame(f, roles)
-        report = IngestReport(path=f"p{i}", format="parquet", rows=len(f), columns=list(f.columns),
-                              input_sha256="0" * 64, suite="s", expectation_count=0, expectations=[])
-        parts.append(inputs.PartitionIngest(index=i, file=f"p{i}", sha256="0" * 64, report=report, counts=c,
-                                            class_counts=by_class))
-    return inputs.merge_counts(parts)
+    return inputs.frames_counts(frames, roles)
 
 
 def rows(frame: pd.DataFrame) -> list[tuple]:
@@ -218,6 +210,7 @@ def release_folder(workspace, name: str) -> Path:
     return folder
 
 
+@pytest.mark.slow  # two releases and three checks through the CLI (about 14 s); .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_partitioned_release_is_k_anonymous_and_equals_the_one_file_release(workspace):
     frame = pd.read_csv(workspace.data, dtype={"zip": str})
@@ -289,7 +282,7 @@ def test_partitioned_refusals_name_the_cause_and_write_nothing(workspace):
         assert not list(workspace.root.glob("**/*.parquet")) and not list(workspace.root.glob(".staging-*"))
 
     refused(spec_for(workspace, "cond", source, name="condensation", k=10), "condensation cannot run on a partitioned",
-            "generalization, mondrian")
+            "generalization, mdav, mondrian")
     refused(spec_for(workspace, "relaxed", source, name="mondrian", k=10, mode="relaxed"), "mode strict")
     # a node that cannot meet k without suppressing more than the limit: the gate fails, nothing is published
     refused(spec_for(workspace, "tight", source, name="generalization", suppression_limit=0.0,

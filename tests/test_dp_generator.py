@@ -18,6 +18,10 @@ from hypothesis import strategies as st
 
 pytest.importorskip("mbi")
 
+# JAX compiles the model's message passing on first use (about 10 s a process): .ci/run runs these; make test
+# keeps to its 4 minutes
+pytestmark = pytest.mark.slow
+
 from mbi import CliqueVector, Domain, Factor, MarkovRandomField, marginal_oracles  # noqa: E402
 
 from ppdp.tasks.core.pgm import sample_model  # noqa: E402
@@ -98,7 +102,7 @@ def test_the_same_seed_gives_the_same_rows() -> None:
     assert any(not np.array_equal(first[c], other[c]) for c in first)
 
 
-@pytest.mark.slow  # a JAX compilation per drawn model: about 30 s
+# a JAX compilation per drawn model: about 30 s
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sizes=st.lists(st.integers(2, 4), min_size=3, max_size=5), data=st.data(), seed=st.integers(0, 2**16))
 def test_any_tree_model_is_generated_faithfully(sizes: list[int], data: st.DataObject, seed: int) -> None:

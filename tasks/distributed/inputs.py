@@ -11,16 +11,18 @@ hierarchies), one task per partition; an error names the partition's file.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ExpectationOutcome, IngestReport, Roles
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks.core.counts import Counts, ValueCounts, row_counts, summed_counts
+from ppdp.tasks.core.counts import Counts, ValueCounts, summed_counts
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.core.io import file_sha256, read_table
 from ppdp.tasks.digests import input_digest, listing_sha256
@@ -111,14 +113,38 @@ def count_frame(frame: pd.DataFrame, roles: Roles) -> tuple[dict[str, ValueCount
     counts = {c: ValueCounts.of(frame[c]) for c in columns}
     cls = roles.class_column
     class_counts: dict[str, pd.DataFrame] = {}
+    by: tuple[np.ndarray, np.ndarray] | None = None  # the class column factorized, once
     if cls is not None and cls in frame.columns:
         categorical = {t.name for t in roles.columns if t.kind in (ColumnKind.nominal, ColumnKind.ordinal)}
         for c in columns:
             if c == cls or c not in categorical:  # the rare-value rule counts categorical columns only
                 continue
-            class_counts[c] = row_counts(pd.DataFrame({"class": frame[cls].astype(object),
-                                                       "value": frame[c].astype(object)}))
+            by = by if by is not None else factorized(frame[cls])
+            class_counts[c] = class_value_counts(by, frame[c])
     return counts, class_counts
+
+
+def factorized(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A column's codes in order of first appearance (missing one value of its own) and its distinct values as
+    objects, the groups of the column taken as objects (a categorical or number column is factorized as it is:
+    the same groups, without making an object per cell)."""
+    typed = isinstance(series.dtype, pd.CategoricalDtype) or (pd.api.types.is_numeric_dtype(series)
+                                                              and not pd.api.types.is_bool_dtype(series))
+    codes, uniques = pd.factorize(series if typed else series.astype(object), use_na_sentinel=False)
+    return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+
+
+def class_value_counts(by: tuple[np.ndarray, np.ndarray], values: pd.Series) -> pd.DataFrame:
+    """The rows of each (class label, value) pair, as ``row_counts`` counts the two columns taken as objects
+    (first appearance, missing a value of its own, the same column types): ``by`` is the class column
+    :func:`factorized`. The pairs are counted on integer codes; only the distinct pairs are grouped as objects."""
+    class_codes, labels = by
+    codes, distinct = factorized(values)
+    width = max(len(distinct), 1)
+    pairs, first = pd.factorize(class_codes * width + codes)
+    n = np.bincount(pairs, minlength=len(first)).astype(np.int64)
+    pairs_seen = pd.DataFrame({"class": labels[first // width], "value": distinct[first % width], "n": n})
+    return pairs_seen.groupby(["class", "value"], dropna=False, sort=False)["n"].sum().reset_index()
 
 
 def ingest_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, hash_key: str = "ppdp constants"
@@ -192,12 +218,31 @@ def ingest_report(spec: ReleaseSpec, inputs: Inputs, parts: list[PartitionIngest
                         expectations=merged_outcomes([e for r in reports for e in r.expectations]))
 
 
-def merge_counts(parts: list[PartitionIngest]) -> Counts:
-    """Pass 1's counts of every partition as one (partition order)."""
-    parts = sorted(parts, key=lambda p: p.index)
-    names = list(parts[0].counts)
-    columns = {c: ValueCounts.merge([p.counts[c] for p in parts]) for c in names}
+def ingest_counts(part: PartitionIngest) -> Counts:
+    """One partition's pass 1 counts."""
+    return Counts(columns=part.counts, by_class=part.class_counts, rows=[part.report.read_rows])
+
+
+def frames_counts(frames: Sequence[pd.DataFrame], roles: Roles) -> Counts:
+    """Pass 1 over partitions held as frames (in partition order), as the ingest tasks count them and merge-counts
+    merges them (for a caller holding the partitions in memory: tests, benchmarks)."""
+    parts = []
+    for frame in frames:
+        columns, by_class = count_frame(frame, roles)
+        parts.append(Counts(columns=columns, by_class=by_class, rows=[len(frame)]))
+    return merge_counts(parts)
+
+
+def merge_counts(parts: Sequence[PartitionIngest | Counts]) -> Counts:
+    """Pass 1's counts of consecutive partitions as one (partition order): partitions' ingests (sorted by index), or
+    the merged counts of consecutive runs of them in order (a level of the merge tree,
+    :func:`ppdp.tasks.distributed.tree.merge_tree`): the result is the same."""
+    ingests = [p for p in parts if isinstance(p, PartitionIngest)]
+    counts = [ingest_counts(p) for p in sorted(ingests, key=lambda p: p.index)] if len(ingests) == len(parts) else [
+        p if isinstance(p, Counts) else ingest_counts(p) for p in parts]
+    names = list(counts[0].columns)
+    columns = {c: ValueCounts.merge([p.columns[c] for p in counts]) for c in names}
     by_class: dict[str, pd.DataFrame] = {}
-    for c in parts[0].class_counts:
-        by_class[c] = summed_counts([p.class_counts[c] for p in parts])
-    return Counts(columns=columns, by_class=by_class, rows=[p.report.read_rows for p in parts])
+    for c in counts[0].by_class:
+        by_class[c] = summed_counts([p.by_class[c] for p in counts])
+    return Counts(columns=columns, by_class=by_class, rows=[r for p in counts for r in p.rows])

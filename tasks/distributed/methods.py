@@ -21,8 +21,6 @@ from ppdp.tasks.sanitize.registry import REGISTRY
 __all__ = ["TEXT", "WHY_NOT", "Fitted", "OnPartitions", "partitioned_method", "partitioned_methods"]
 
 WHY_NOT: dict[str, str] = {
-    "mdav": "it groups records, not distinct values, so a part needs its rows gathered from every partition",
-    "noise": "its claims compare every published row with every input row, which counts cannot give",
 }
 """Why a method asked for on partitioned inputs is not offered (said in its refusal)."""
 

@@ -150,11 +150,12 @@ def write_pieces(published: pd.DataFrame, staging: Path, index: int, files: int,
     table = pa.Table.from_pandas(published, preserve_index=False)
     order = np.argsort(target, kind="stable")
     bounds = np.searchsorted(target[order], np.arange(files + 1))
+    grouped = table.take(pa.array(order))  # the rows by target file (in order within each): one take, then slices
     for f in range(files):
-        rows = order[bounds[f]:bounds[f + 1]]
-        if rows.size == 0:
+        size = int(bounds[f + 1] - bounds[f])
+        if size == 0:
             continue
-        pq.write_table(table.take(pa.array(rows)), folder / f"{f:05d}-{index:05d}.parquet")
+        pq.write_table(grouped.slice(int(bounds[f]), size), folder / f"{f:05d}-{index:05d}.parquet")
         written += 1
     return written, table.schema.remove_metadata()
 

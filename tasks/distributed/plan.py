@@ -6,10 +6,12 @@ task runner, Dask workers or threads). This module holds steps, not a sequence.
 
 Per partition, as a task each: ingest (the input suite, the checks, the hash, pass 1's counts); each pass of the
 method (counts); recoding (and the partition's share of the utility sample); then one task per published row
-file. In the caller, on counts only: the merges, the rare-value rule's plan, the tuning (the method's search, the
-same rule as one table's), the privacy measures (from counts over the published files), the manifest and the
-publish of the row files. What the method does on partitions is the capability its sanitizer declares
-(:class:`ppdp.tasks.sanitize.partitions.OnPartitions`).
+file. The count tables are merged by a tree of tasks (:func:`ppdp.tasks.distributed.tree.merge_tree`), and what
+reads the merged counts (the rare-value rule's plan, the method's start and passes, its search, its fit) runs as
+tasks given them as submitted steps: on a Dask cluster the merged tables stay on the workers. In the caller, on
+small results only: the tuning's rule (the same as one table's), the privacy measures (from counts over the
+published files, on the cluster when there is one), the manifest and the publish of the row files. What the method
+does on partitions is the capability its sanitizer declares (:class:`ppdp.tasks.sanitize.partitions.OnPartitions`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,31 +28,43 @@ import pyarrow as pa
 from ppdp.schemas.manifest import Manifest, ReleaseResult
 from ppdp.schemas.reports import IngestReport, LatticeSearch, PrivacyReport, Roles, TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.schemas.units import unit_of
 from ppdp.schemas.utility import UtilityReport
 from ppdp.tasks import publish, secrets, series, tune, utility
+from ppdp.tasks.core.counts import Counts
 from ppdp.tasks.core.errors import SpecError
-from ppdp.tasks.distributed import inputs, measure, methods, output, rare, record
+from ppdp.tasks.distributed import inputs, measure, methods, nearest, output, rare, record, tree
 from ppdp.tasks.distributed import series as distributed_series
 from ppdp.tasks.privacy.series_partitioned import judge_partitioned
 from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.sanitize.partitions import Fitted, OnPartitions
 from ppdp.tasks.sanitize.registry import build_sanitizer
-from ppdp.tasks.steps import STEPS, Log, RunIds, Runner, Step
+from ppdp.tasks.steps import STEPS, Log, Pending, RunIds, Runner, Step
 
 LIST_INPUTS = Step("preflight", inputs.list_inputs, lambda p: p["spec"].dataset)
 SAMPLE = Step("read-sample", inputs.sample_frame, lambda p: f"{len(p['inputs'].files)} partitions")
 INGEST_PARTITION = Step("ingest-partition", inputs.ingest_partition,
                         lambda p: f"partition {p['index']}")  # a file name may hold data (hive keys)
-MERGE_COUNTS = Step("merge-counts", inputs.merge_counts, lambda p: f"{len(p['parts'])} partitions")
+SLIM_INGESTS = Step("ingest-records", tree.slim_ingests, lambda p: f"{len(p['parts'])} partitions")
+MERGE_COUNTS = Step("merge-counts", inputs.merge_counts, lambda p: f"{len(p['parts'])} tables")
 INGEST_REPORT = Step("ingest-report", inputs.ingest_report)
 RARE_PLAN = Step("merge-rare-categories", rare.rare_plan, lambda p: f"k={p['k']}")
 COUNT = Step("count-partition", methods.count_partition, lambda p: f"{p['method'].name}, partition {p['index']}")
 ALLOT = Step("allot-partition", methods.allot_partition, lambda p: f"{p['method'].name}, partition {p['index']}")
 MERGE_PASS = Step("merge-pass", methods.merge_pass, lambda p: f"{len(p['parts'])} tables")
+START = Step("start-method", tree.start, lambda p: p["method"].name)
+NEXT_PASS = Step("next-pass", tree.next_pass, lambda p: p["method"].name)
+ABSORB = Step("absorb-pass", tree.absorb, lambda p: p["method"].name)
+DOMAINS = Step("method-domains", tree.domains, lambda p: p["method"].name)
 SEARCH = Step("search-lattice", methods.search, lambda p: p["method"].name)
 FIT = Step("fit", methods.fit, lambda p: p["method"].name)
-FINISH_PART = Step("finish-part", methods.finish_part, lambda p: f"{len(p['job'][1]):,} distinct tuples")
+LOCAL_JOBS = Step("local-jobs", tree.local_jobs, lambda p: p["method"].name)
+JOB_COUNT = Step("count-jobs", tree.job_count)
+FINISH_PART = Step("finish-part", tree.nth_part, lambda p: f"part {p['index']}")
 FINISH_LOCAL = Step("finish-local", methods.finish_local, lambda p: f"{len(p['results'])} parts")
+FIT_SUMMARY = Step("fit-summary", tree.fit_summary, lambda p: p["method"].name)
+ALLOT_JOB = Step("allot-job", tree.allot_job, lambda p: p["method"].name)
+ALLOTTED = Step("allot-partitions", tree.allotted, lambda p: p["method"].name)
 RECODE = Step("recode-partition", output.recode_partition, lambda p: f"partition {p['index']}")
 WRITE_ROW_FILE = Step("write-row-file", output.write_row_file, lambda p: f"file {p['number']}")
 MEASURE_PRIVACY = Step("validate-privacy", measure.measure_published, lambda p: "from counts over the row files")
@@ -72,7 +87,7 @@ class Ingested:
     parts: list[inputs.PartitionIngest]
     report: IngestReport
     identity: distributed_series.PartitionedIdentity
-    counts: inputs.Counts
+    counts: Pending[Counts]  # merged where the merge tree ran (a Dask worker), not in the flow's process
     rare: rare.RarePlan
     key: bytes | None
     method: OnPartitions
@@ -108,23 +123,25 @@ def ingest(spec: ReleaseSpec, src: inputs.Inputs, ledger_key: Any, method: OnPar
            runner: Runner, log: Log, after_ingest: Callable[[IngestReport], None]) -> Ingested:
     """Each partition ingested as a task (roles detected on the first partition), the series identity basis, the
     ingest report (``after_ingest``: the digests and the rerun check, before any count is merged, tuned or
-    recoded), pass 1's merged counts and the rare-value rule's plan."""
+    recoded), pass 1's merged counts (a tree of merge tasks: on a Dask cluster they stay on the workers, and this
+    process receives each partition's ingest without its value counts) and the rare-value rule's plan."""
     n = len(src.files)
-    parts = [f.result() for f in [runner.submit(INGEST_PARTITION, spec, src, i, roles, ledger_key.hash_key)
-                                  for i in range(n)]]
+    ingests = [runner.submit(INGEST_PARTITION, spec, src, i, roles, ledger_key.hash_key) for i in range(n)]
+    parts = runner.submit(SLIM_INGESTS, ingests, roles.class_column).result()
     identity = runner.call(FIND_IDENTITY, spec.publish.root, roles, src.header,
                            distributed_series.constant_columns([p.constants for p in parts]), ledger_key)
     report = runner.call(INGEST_REPORT, spec, src, parts)
     after_ingest(report)
-    counts = runner.call(MERGE_COUNTS, parts)
+    counts = tree.merge_tree(runner, MERGE_COUNTS, ingests)
     log.info("[2/%d] ingest: %d rows in %d partitions, %d expectations passed in each", STEPS, report.rows, n,
              report.expectation_count)
-    plan_ = runner.call(RARE_PLAN, counts, roles, spec.rare_k, method.rare_rule_skip(roles))
+    plan_ = runner.submit(RARE_PLAN, counts, roles, spec.rare_k, method.rare_rule_skip(roles)).result()
     key = secrets.pseudonym_key(spec.identifiers)
     base = build_sanitizer(spec.method, seed=spec.seed)
     cls = roles.class_column
     per_class = [p.counts.get(cls) if cls is not None else None for p in sorted(parts, key=lambda p: p.index)]
-    by_class = output.partition_classes(counts, per_class, plan_, cls)
+    rows = Counts(columns={}, by_class={}, rows=[p.report.read_rows for p in parts])  # the rows of each partition
+    by_class = output.partition_classes(rows, per_class, plan_, cls)
     return Ingested(spec=spec, src=src, roles=roles, parts=parts, report=report, identity=identity, counts=counts,
                   rare=plan_, key=key, method=method, base=base,
                   sample=output.sample_plan(by_class, spec.utility.sample_rows),
@@ -132,37 +149,41 @@ def ingest(spec: ReleaseSpec, src: inputs.Inputs, ledger_key: Any, method: OnPar
                   order_key=series.order_key(series.series_key(spec.publish.root), spec.dataset))
 
 
-def fitted(source: Ingested, roles: Roles, runner: Runner, log: Log) -> tuple[Sanitizer, TuningTrace, Any, Any]:
-    """The method's passes over the partitions (count tasks, merged in order), the tuning (the same rule as one
-    table's, its lattice search on the merged counts), the fit and the parts it leaves to a task each: (the tuned
-    sanitizer, the trace, the fit, what the recode tasks receive: the fit, or the finished parts' join)."""
+def fitted(source: Ingested, roles: Roles, runner: Runner, log: Log
+           ) -> tuple[Sanitizer, TuningTrace, tree.FitSummary, Pending[Fitted[Any]]]:
+    """The method's passes over the partitions (count tasks, merged in order by a tree of merge tasks), the tuning
+    (the same rule as one table's, its lattice search on the merged counts), the fit and the parts it leaves to a
+    task each: (the tuned sanitizer, the trace, the fit's summary, what the recode tasks receive: the fit, or the
+    finished parts' join, as a submitted step). Everything that reads the merged counts is a submitted step given
+    them as a submitted step: on a Dask cluster it runs on a worker, and this process receives only small results
+    (each pass's job, the domains, the search, the fit's summary; :mod:`ppdp.tasks.distributed.tree`)."""
     method, spec, n = source.method, source.spec, source.n
-    state = method.start(spec, source.base, roles, source.counts)
+    state = runner.submit(START, method, spec, source.base, roles, source.counts)
     passes = 0
-    while (job := method.next_pass(state)) is not None:
+    while (job := runner.submit(NEXT_PASS, method, state)).result() is not None:
         passes += 1
-        tables = [f.result() for f in [runner.submit(COUNT, method, job, spec, source.src, i, roles, source.key,
-                                                     source.rare) for i in range(n)]]
-        state = method.absorb(state, runner.call(MERGE_PASS, method, tables))
+        tables = [runner.submit(COUNT, method, job, spec, source.src, i, roles, source.key, source.rare)
+                  for i in range(n)]
+        state = runner.submit(ABSORB, method, state, tree.merge_tree(runner, MERGE_PASS, tables, method))
     log.info("[4/%d] counts: %d pass(es) over %d partitions", STEPS, passes, n)
 
     def searched(_parameter: str, state: Any = state) -> LatticeSearch:
-        return runner.call(SEARCH, method, state)
+        return runner.submit(SEARCH, method, state).result()
 
-    trace = tune.tune(spec.tuning, sanitizer=source.base, domains=method.domains(state), policy=spec.privacy,
-                      sizes={}, evaluate_many=None, search=searched, inherited=spec.inherited)
+    trace = tune.tune(spec.tuning, sanitizer=source.base, domains=runner.submit(DOMAINS, method, state).result(),
+                      policy=spec.privacy, sizes={}, evaluate_many=None, search=searched, inherited=spec.inherited)
     sanitizer = tune.tuned(source.base, trace)
     log.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
-    fit = runner.call(FIT, method, state, sanitizer)
-    jobs = method.local_jobs(fit)
-    given: Any = fit  # what the recode tasks receive
-    if jobs:  # parts finished on one worker each, then joined on a worker: the recode tasks receive the join as a
+    fit = runner.submit(FIT, method, state, sanitizer)
+    jobs = runner.submit(LOCAL_JOBS, method, fit)  # the fit hands its parts over to them
+    count = runner.submit(JOB_COUNT, jobs).result()
+    if count:  # parts finished on one worker each, then joined on a worker: the recode tasks receive the join as a
         # future, which Dask sends to each worker once (not pickled once per task by the flow)
-        finished = runner.submit(FINISH_LOCAL, method, fit, [runner.submit(FINISH_PART, method, job)
-                                                              for job in jobs])
-        fit, given = finished.result(), finished
-        log.info("[5/%d] %s: %d parts finished one per task", STEPS, method.name, len(jobs))
-    return sanitizer, trace, fit, given
+        fit = runner.submit(FINISH_LOCAL, method, fit, [runner.submit(FINISH_PART, method, jobs, j, spec, source.src,
+                                                                       roles, source.key, source.rare)
+                                                         for j in range(count)])
+        log.info("[5/%d] %s: %d parts finished one per task", STEPS, method.name, count)
+    return sanitizer, trace, runner.submit(FIT_SUMMARY, method, fit).result(), fit
 
 
 def recoded(source: Ingested, roles: Roles, stage: Callable[[], Path], ids: RunIds, runner: Runner, log: Log
@@ -172,13 +193,13 @@ def recoded(source: Ingested, roles: Roles, stage: Callable[[], Path], ids: RunI
     one): the attempt (with its staging folder)."""
     spec, method, n = source.spec, source.method, source.n
     started = time.perf_counter()
-    sanitizer, trace, fit, given = fitted(source, roles, runner, log)
-    allot_job = method.allot_pass(fit)
-    allotted: list[Any] = [None] * n
-    if allot_job is not None:
-        allotted = method.allot(fit, [f.result() for f in [runner.submit(ALLOT, method, allot_job, spec, source.src,
-                                                                         i, roles, source.key, source.rare)
-                                                           for i in range(n)]])
+    sanitizer, trace, summary, given = fitted(source, roles, runner, log)
+    per_partition: list[Pending[Any]] | None = None
+    if summary.allots:
+        job = runner.submit(ALLOT_JOB, method, given)
+        per_partition = [runner.submit(ALLOT, method, job, spec, source.src, i, roles, source.key, source.rare)
+                         for i in range(n)]
+    allotted = runner.submit(ALLOTTED, method, given, per_partition, n).result()
     staging = stage()
     protected = tuple(type(source.base).protected_columns(roles))
     parts = [f.result() for f in [runner.submit(RECODE, spec, source.src, i, roles, source.key, source.rare, method,
@@ -186,7 +207,7 @@ def recoded(source: Ingested, roles: Roles, stage: Callable[[], Path], ids: RunI
                                                 source.sample.take[i], source.identity, protected)
                                   for i in range(n)]]
     seconds = time.perf_counter() - started
-    schema = output.release_schema([r.schema for r in parts], method.published_types(fit))
+    schema = output.release_schema([r.schema for r in parts], summary.types)
     files = [f.result() for f in [runner.submit(WRITE_ROW_FILE, staging, j, ids.release_id, spec, roles,
                                                 source.order_key, schema) for j in range(n)]]
     output.clear_pieces(staging)
@@ -194,11 +215,17 @@ def recoded(source: Ingested, roles: Roles, stage: Callable[[], Path], ids: RunI
              sum(1 for f in files if f.rows))
     columns = [str(c) for c in parts[0].sample_published.columns] if parts else []
     address = runner.cluster()
+    unit = type(source.base).unit
+    originals = nearest.Originals(n, partial(output.load_partition, spec, source.src, roles=roles,
+                                             pseudonym_key=source.key, rare=source.rare),
+                                  partial(nearest.republish, method, given.result(), allotted)) if unit_of(
+        unit).compares_records else None  # the record-level figures read the input partitions again (a record
+    # method's fit is small: its scales)
     privacy = runner.call(MEASURE_PRIVACY, staging / "data", roles, spec, columns, type(source.base).protects,
-                          list(protected), schema, address)
+                          list(protected), schema, address, unit, originals)
     log.info("[6/%d] privacy: counted over the row files %s", STEPS,
              "on the Dask cluster" if address else "in the flow's process")
-    return Recoded(roles=roles, sanitizer=sanitizer, trace=trace, fitted=fit, recoded=parts, files=files,
+    return Recoded(roles=roles, sanitizer=sanitizer, trace=trace, fitted=summary.fitted, recoded=parts, files=files,
                    schema=schema, columns=columns, seconds=seconds, privacy=privacy, protected=protected,
                    staging=staging)
 

@@ -129,8 +129,8 @@ def write_members(raw: pd.DataFrame, published: pd.DataFrame, known: Sequence[st
     values = {}  # the published protected values, the same beside every basis's fingerprints
     for c in protected:
         if c in published.columns:
-            text = published[c].astype("string")
-            values[f"v:{c}"] = pa.array(text.where(text.notna(), None).to_list(), pa.large_string())
+            # missing: null (pyarrow reads pandas' NA as missing; a list of the cells would hold NA objects)
+            values[f"v:{c}"] = pa.array(published[c].astype("string"), type=pa.large_string(), from_pandas=True)
     own = None
     for j, basis in enumerate(identity.bases):
         fp = ledger.fingerprints(rows, basis.columns, identity.key.hash_key)

@@ -155,11 +155,19 @@ def _canonical(series: pd.Series, numeric: bool) -> pd.Series:
 
 def exact_copy_share(published: pd.DataFrame, original: pd.DataFrame, columns: Sequence[str]) -> float:
     """Share of ``published`` rows equal to some ``original`` row on every one of ``columns``."""
-    columns = [c for c in columns if c in published.columns and c in original.columns]
     if len(published) == 0:
         return 0.0
+    return float(copy_mask(published, original, columns).mean())
+
+
+def copy_mask(published: pd.DataFrame, original: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+    """For each ``published`` row, whether some ``original`` row equals it on every one of ``columns`` (over parts
+    of the input, the masks of one published table combine by ``or``)."""
+    columns = [c for c in columns if c in published.columns and c in original.columns]
+    if len(published) == 0:
+        return np.zeros(0, dtype=bool)
     if not columns or len(original) == 0:
-        return 0.0 if not columns and len(original) == 0 else float(not columns)
+        return np.full(len(published), not columns and len(original) > 0)
 
     def hashes(frame: pd.DataFrame) -> np.ndarray:
         data = {}
@@ -169,7 +177,7 @@ def exact_copy_share(published: pd.DataFrame, original: pd.DataFrame, columns: S
             data[c] = _canonical(frame[c].reset_index(drop=True), numeric)
         return pd.util.hash_pandas_object(pd.DataFrame(data), index=False).to_numpy()
 
-    return float(np.isin(hashes(published), hashes(original)).mean())
+    return np.isin(hashes(published), hashes(original))
 
 
 # -- attribute disclosure ------------------------------------------------------------------------------------------

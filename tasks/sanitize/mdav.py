@@ -29,6 +29,8 @@ from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.matrix import as_matrix, positive_int
 from ppdp.tasks.sanitize.base import Release, Sanitizer
 from ppdp.tasks.sanitize.keeping import Kept, frozen_keys, frozen_plan, frozen_release
+from ppdp.tasks.sanitize.mdav_partitions import MdavOnPartitions
+from ppdp.tasks.sanitize.partitions import OnPartitions
 
 if TYPE_CHECKING:  # scipy is imported where it is used: reading a spec or a manifest does not need it
     from scipy.spatial import cKDTree
@@ -566,6 +568,7 @@ class Mdav(Sanitizer):
                                   "quasi-identifiers replaced by the group's aggregate")
     Params: ClassVar[type[MethodParams]] = MdavParams
     randomized: ClassVar[bool] = False
+    on_partitions: ClassVar[OnPartitions | None] = MdavOnPartitions(mdav_groups)
 
     k: int | None
 

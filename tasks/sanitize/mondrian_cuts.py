@@ -1,7 +1,8 @@
 """Mondrian's algorithm (LeFevre, DeWitt & Ramakrishnan, ICDE 2006), pure NumPy over :class:`Dimension` objects:
 the greedy partitioning (:func:`mondrian_partition`, strict and relaxed, on records or weighted distinct tuples),
 each partition's published value (:func:`partition_labels`), one strict round decided from marginal counts
-(:func:`cut_round`, :func:`apply_cuts`: a distributed run), and the dimension of one quasi-identifier column
+(:func:`cut_round`, :func:`apply_cuts`: a distributed run; :func:`cut_marginals`: the next round's marginals from
+pairwise counts, so that one counting pass decides two rounds), and the dimension of one quasi-identifier column
 (:func:`dimension`). The sanitizer is :class:`ppdp.tasks.sanitize.mondrian.Mondrian`; see that module's docstring
 for the reading of the paper."""
 
@@ -459,6 +460,71 @@ def apply_cuts(cuts: Sequence[Cut | None], part: np.ndarray, codes: Sequence[np.
         if not np.array_equal(keys[at], query):
             raise ValueError(f"dimension {j}: a record falls in a child node its partition's cut does not list")
         out[sel] += rank[at]
+    return out
+
+
+Marginal = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A marginal count table of :func:`cut_round`: aligned (partition, code, count) arrays."""
+Pairwise = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""A pairwise count table of dimensions (a, b), a < b: aligned (partition, code in a, code in b, count) arrays."""
+
+
+def code_space(d: Dimension) -> int:
+    """How many codes a dimension has (a range: its U ranks and the missing rank; a hierarchy: its T table rows and
+    the missing row)."""
+    if d.kind == "range":
+        return len(d.values) + 1
+    if d.nodes is None:
+        raise ValueError("a hierarchy dimension needs its nodes")
+    return int(d.nodes.shape[0])
+
+
+def cut_marginals(dimensions: Sequence[Dimension], cuts: Sequence[Cut | None], marginals: Sequence[Marginal],
+                  pairs: dict[tuple[int, int], Pairwise]) -> list[Marginal]:
+    """The marginal counts of the partitions after a round (:func:`apply_cuts`' ids), from counts of the partitions
+    before it, so that the next round is decided without counting the records again.
+
+    A partition not cut keeps its marginals. The children of a partition cut on dimension a get their marginal on
+    a from the partition's marginal on a, and on each other dimension b from the partition's pairwise counts of
+    (a, b): each entry goes to the child its code in a sends it to. A child's marginals are whole when its parent's
+    pairs hold (a, b) for every b (and its own marginals were whole): the caller knows which parents' pairs were
+    counted; the others' children get partial marginals, which :func:`cut_round` refuses.
+
+    Parameters
+    ----------
+    dimensions, cuts
+        As :func:`apply_cuts` (the round's cuts of partitions 0..P-1).
+    marginals : sequence of (part, code, count), one per dimension
+        The partitions' marginals before the round (as :func:`cut_round` takes them).
+    pairs : dict of (a, b) -> (part, code in a, code in b, count), a < b
+        Pairwise counts of some partitions (a partition missing from a pair's table has no entry in it).
+
+    Returns
+    -------
+    list of (part, code, count), one per dimension
+        The marginals after the round (a (partition, code) pair may repeat: the counts add up).
+    """
+    dims = list(dimensions)
+    cut_dim = np.array([-1 if c is None else c.dim for c in cuts], dtype=np.int64)
+
+    def sent(part: np.ndarray, j: int, code: np.ndarray) -> np.ndarray:
+        """The new partition of entries whose partition is not cut or cut on dimension j (code: their code in j)."""
+        blank = np.zeros(len(part), dtype=np.int64)
+        return apply_cuts(cuts, part, [code if i == j else blank for i in range(len(dims))], dims)
+
+    out: list[Marginal] = []
+    for b in range(len(dims)):
+        part, code, count = (np.asarray(a, dtype=np.int64) for a in marginals[b])
+        keep = (cut_dim[part] == -1) | (cut_dim[part] == b)
+        pieces = [(sent(part[keep], b, code[keep]), code[keep], count[keep])]
+        for (x, y), table in pairs.items():
+            if b not in (x, y) or x == y:
+                continue
+            part, cx, cy, count = (np.asarray(t, dtype=np.int64) for t in table)
+            a, ca, cb = (x, cx, cy) if y == b else (y, cy, cx)
+            keep = cut_dim[part] == a
+            pieces.append((sent(part[keep], a, ca[keep]), cb[keep], count[keep]))
+        out.append(cast(Marginal, tuple(np.concatenate([p[i] for p in pieces]) for i in range(3))))
     return out
 
 

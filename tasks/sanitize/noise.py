@@ -30,6 +30,8 @@ from ppdp.tasks.core.encoding import as_numbers, snap_to
 from ppdp.tasks.core.errors import InputError, SpecError
 from ppdp.tasks.core.records import record_release
 from ppdp.tasks.sanitize.base import Release, Sanitizer
+from ppdp.tasks.sanitize.noise_partitions import NoiseOnPartitions, as_published
+from ppdp.tasks.sanitize.partitions import OnPartitions
 
 _DAY_NS = 86_400 * 10**9
 
@@ -52,6 +54,7 @@ class Noise(Sanitizer):
     name: ClassVar[str] = "noise"
     description: ClassVar[str] = "additive or multiplicative noise on the numeric attributes"
     Params: ClassVar[type[MethodParams]] = NoiseParams
+    on_partitions: ClassVar[OnPartitions | None] = NoiseOnPartitions()
 
     kind: Literal["additive", "multiplicative"]
     scale: float | None
@@ -103,16 +106,7 @@ class Noise(Sanitizer):
         y = np.clip(self._noisy(x, scale, rng), lo, hi)
         integer = pd.api.types.is_integer_dtype(series) or (
             finite.size > 0 and bool(np.all(finite == np.round(finite))))
-        if is_date:
-            return pd.to_datetime(np.where(missing, np.nan, np.rint(y)), unit="D").to_numpy()
-        if integer:
-            y = np.rint(y)
-        y[missing] = np.nan
-        if pd.api.types.is_integer_dtype(series) and not missing.any():
-            return y.astype(series.dtype.numpy_dtype if hasattr(series.dtype, "numpy_dtype") else np.int64)
-        if pd.api.types.is_integer_dtype(series):
-            return pd.array(np.where(missing, np.array(None, dtype=object), y).tolist(), dtype="Int64")
-        return y
+        return as_published(series, y, missing, integer)
 
     def _perturb_ordinal(self, series: pd.Series, order: list[str] | None, scale: float,
                          rng: np.random.Generator) -> np.ndarray:

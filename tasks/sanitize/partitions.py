@@ -3,27 +3,33 @@
 A sanitizer class that runs on a folder of partitions names an object implementing :class:`OnPartitions` in its
 class attribute ``on_partitions`` (:attr:`ppdp.tasks.sanitize.base.Sanitizer.on_partitions`; None: the method is
 refused on partitions in one line, :func:`ppdp.tasks.distributed.methods.partitioned_method`). The object lives
-beside the method (``generalization_partitions``, ``mondrian_partitions``) and is stateless: state travels in the
+beside the method (``generalization_partitions``, ``mondrian_partitions``, ``mdav_partitions``,
+``noise_partitions``) and is stateless: state travels in the
 values its methods return.
 
 The partitioned run (:mod:`ppdp.tasks.distributed.plan`) drives it in passes over the partitions, each pass one task per
-partition returning counts (never rows), merged in the flow; then a fit on the merged counts (the method's search:
-the tune step); then each partition is recoded as its own task:
+partition returning counts (never rows), merged as a tree of tasks (:mod:`ppdp.tasks.distributed.tree`: consecutive
+partitions' counts, then consecutive merges, so :meth:`OnPartitions.merge` must give the same result however
+consecutive partitions are grouped); then a fit on the merged counts (the method's search: the tune step); then each
+partition is recoded as its own task. Every method below except ``count``, ``allot_count`` and ``recode`` runs in a
+task beside the merged counts (on a worker with Dask), so the flow's process receives small results only:
 
 * :meth:`OnPartitions.start`: what the method needs from pass 1's merged counts (hierarchies, dictionaries);
 * :meth:`OnPartitions.next_pass` / :meth:`~OnPartitions.count` / :meth:`~OnPartitions.merge` /
   :meth:`~OnPartitions.absorb`: the passes (None: done);
 * :meth:`OnPartitions.fit`: the method with its (tuned) parameters on the merged counts;
-* :meth:`OnPartitions.local_jobs` / :meth:`~OnPartitions.finish_part` / :meth:`~OnPartitions.finish_local`: work the
-  fit leaves to one task each (a Mondrian part finished on one worker);
+* :meth:`OnPartitions.local_jobs` / :meth:`~OnPartitions.finish_part` (or :meth:`~OnPartitions.finish_rows`, given
+  the partitions to read its rows from) / :meth:`~OnPartitions.finish_local`: work the fit leaves to one task each (a
+  Mondrian part finished on one worker on its counts, an MDAV part on its rows);
 * :meth:`OnPartitions.allot_pass` / :meth:`~OnPartitions.allot_count` / :meth:`~OnPartitions.allot`: a pass the
   recoding needs after the fit;
+* :meth:`OnPartitions.partition_jobs`: what each partition's recode receives (default: the allot pass's share);
 * :meth:`OnPartitions.recode`: one partition's published rows, and :meth:`~OnPartitions.published_types`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -112,6 +118,12 @@ class OnPartitions(Protocol):
         """One job of :meth:`local_jobs`, run as its own task."""
         raise InternalError(f"{self.name}: no part left to a task of its own")
 
+    def finish_rows(self, job: Any, load: Callable[[int], pd.DataFrame]) -> Any:
+        """One job of :meth:`local_jobs` given ``load(i)``: partition i as the method receives it (read when called;
+        a job that needs its part's rows reads the partitions holding them and keeps only those rows). By default
+        the job carries all it needs (:meth:`finish_part`) and nothing is read."""
+        return self.finish_part(job)
+
     def finish_local(self, fitted: Fitted[Any], results: list[Any]) -> Fitted[Any]:
         """The fit with the local jobs' results."""
         return fitted
@@ -127,6 +139,12 @@ class OnPartitions(Protocol):
     def allot(self, fitted: Fitted[Any], per_partition: list[Any]) -> list[Any]:
         """Per-partition recoding instructions from the pass of :meth:`allot_pass`."""
         return [None] * len(per_partition)
+
+    def partition_jobs(self, fitted: Fitted[Any], allotted: list[Any]) -> list[Any]:
+        """What each partition's :meth:`recode` receives as ``allotted``, by partition: by default the allot pass's
+        instructions (``allotted[i]``; None without that pass). A method whose recoding depends on the partition's
+        number (noise: a generator seeded per partition) puts it here."""
+        return allotted
 
     def recode(self, fitted: Fitted[Any], frame: pd.DataFrame, allotted: Any) -> pd.DataFrame:
         """One partition's published rows (same row order as ``frame``)."""
