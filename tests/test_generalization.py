@@ -58,7 +58,9 @@ def random_hierarchy(rng: np.random.Generator, name: str, values: int) -> Hierar
 
 
 def exhaustive(problem, measure: str):
-    """Every node evaluated; the best by (value, total level, lattice order), values equal within 1e-9."""
+    """Every node evaluated; the best by (value, total level, lattice order), values equal within the search's tie
+    rule (relative 1e-12: two nodes whose measures differ by more are not tied, though the measures are rounded per
+    attribute to 10 decimals; a looser rule here made a node 3.7e-11 lower 'tied' with one of lower level)."""
     best = None
     for index, node in enumerate(lattice_grid(problem.heights)):
         ev = evaluate_node(problem, tuple(node.tolist()))
@@ -66,7 +68,8 @@ def exhaustive(problem, measure: str):
             continue
         value = node_measures(problem, ev)[measure]
         key = (value, int(node.sum()), index)
-        if best is None or value < best[0][0] - 1e-9 or (abs(value - best[0][0]) <= 1e-9 and key[1:] < best[0][1:]):
+        tie = 1e-12 * max(1.0, abs(value), abs(best[0][0]) if best is not None else 0.0)
+        if best is None or value < best[0][0] - tie or (abs(value - best[0][0]) <= tie and key[1:] < best[0][1:]):
             best = (key, tuple(node.tolist()), value)
     return best
 

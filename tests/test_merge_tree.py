@@ -72,7 +72,7 @@ def merged(leaves: list[Any], step: Step[Any], *args: Any, fanin: int, runner: R
 def same_counts(a: Counts, b: Counts) -> None:
     assert list(a.columns) == list(b.columns) and a.rows == b.rows
     for c in a.columns:
-        assert list(a.columns[c].values) == list(b.columns[c].values)  # first appearance, missing included
+        assert a.columns[c].values.equals(b.columns[c].values)  # first appearance, missing included (NaN equal)
         assert a.columns[c].values.dtype == b.columns[c].values.dtype
         np.testing.assert_array_equal(a.columns[c].counts, b.columns[c].counts)
     assert list(a.by_class) == list(b.by_class)
