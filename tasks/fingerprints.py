@@ -5,7 +5,7 @@ records are recognised in a later release without the ledger holding any value."
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ppdp.schemas.reports import Roles
+from ppdp.tasks.core.siphash import keyed_hashes
 from ppdp.tasks.keys import (  # noqa: F401  (the series key lives beside the audit key; re-exported here)
     ENV_SERIES_KEY,
     KEY_NAME,
@@ -100,11 +101,13 @@ def column_hashes(series: pd.Series) -> np.ndarray:
     return np.append(hashed, _MISSING)[codes]  # code -1 (missing) takes the last
 
 
-def record_hashes(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
-    """An unkeyed 64-bit hash of each row over ``columns`` taken in name order (whatever the frame's order)."""
+def record_hashes(frame: pd.DataFrame, columns: Sequence[str], hashed: Mapping[str, np.ndarray] | None = None
+                  ) -> np.ndarray:
+    """An unkeyed 64-bit hash of each row over ``columns`` taken in name order (whatever the frame's order);
+    ``hashed``: :func:`column_hashes` of some of the frame's columns already taken (by name)."""
     out = np.zeros(len(frame), dtype=np.uint64)
     for name in sorted(columns):
-        out = (out * _PRIME) ^ column_hashes(frame[name])
+        out = (out * _PRIME) ^ (hashed[name] if hashed is not None and name in hashed else column_hashes(frame[name]))
     return out
 
 
@@ -120,5 +123,4 @@ def fingerprints(frame: pd.DataFrame, columns: Sequence[str], hash_key: str) -> 
     if repeated.any():
         base = base.copy()
         base[repeated] = (base[repeated] * _PRIME) ^ pd.util.hash_array(occurrence[repeated].astype(np.int64))
-    keyed = pd.util.hash_pandas_object(pd.Series(base.view("S8")), index=False, hash_key=hash_key)
-    return keyed.to_numpy().view(np.int64)
+    return keyed_hashes(base, hash_key).view(np.int64)  # pandas' keyed hash of base.view("S8"), vectorized

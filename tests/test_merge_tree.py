@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from ppdp.api import roles_for
 from ppdp.schemas.reports import IngestReport
 from ppdp.tasks.core.counts import Counts, ValueCounts, row_counts, summed_counts
-from ppdp.tasks.distributed import inputs, methods, tree
+from ppdp.tasks.distributed import inputs, tree
 from ppdp.tasks.distributed import plan as folder_plan
 from ppdp.tasks.sanitize import mondrian_partitions
 from ppdp.tasks.sanitize.generalization import Generalization
@@ -245,4 +245,4 @@ def test_the_folder_steps_that_read_counts_are_named():
     without looking at it)."""
     names = {s.name for s in vars(folder_plan).values() if isinstance(s, Step)}
     assert ON_COUNTS <= names, sorted(ON_COUNTS - names)
-    assert methods.merge_pass is folder_plan.MERGE_PASS.fn
+    assert tree.merge_pass is folder_plan.MERGE_PASS.fn

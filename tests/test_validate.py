@@ -159,6 +159,18 @@ def test_a_suite_with_an_unknown_expectation_fails_closed():
             {"type": "expect_something_nobody_registered", "kwargs": {"column": "a"}}]})
 
 
+def test_gx_hashes_no_checked_frame(monkeypatch):
+    """GX would MD5 a checked frame whole (raw rows, unkeyed) into the batch markers of its results: not computed."""
+    from great_expectations.execution_engine import pandas_execution_engine as engine  # heavy: GX
+
+    hashed: list[int] = []
+    real = engine.hash_pandas_dataframe
+    monkeypatch.setattr(engine, "hash_pandas_dataframe", lambda df: hashed.append(len(df)) or real(df))
+    outcomes = validate_frame(pd.DataFrame({"a": [1, 2, 3]}), {"name": "t", "expectations": [
+        {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "a"}}]})
+    assert [o.success for o in outcomes] == [True] and hashed == []
+
+
 def test_entropy_gate_accepts_a_perfectly_balanced_class():
     frame = pd.DataFrame({"q": [1] * 4 + [2] * 4, "s": list("abab") + list("cdcd")})
     thresholds = PrivacyThresholds(l=2, l_variant="entropy")

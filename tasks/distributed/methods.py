@@ -1,20 +1,19 @@
 """The methods on a partitioned input: a method runs there through the capability its sanitizer class declares
 (:attr:`ppdp.tasks.sanitize.base.Sanitizer.on_partitions`, the interface
-:class:`ppdp.tasks.sanitize.partitions.OnPartitions`), or is refused in one line; and the functions the partitioned
-run makes its tasks of (each loads its partition as the method receives it and calls the capability)."""
+:class:`ppdp.tasks.sanitize.partitions.OnPartitions`), or is refused in one line; and the per-partition
+functions the partitioned run makes its tasks of (each loads its partition as the method receives it and calls the
+capability; the steps beside the merged counts are in :mod:`ppdp.tasks.distributed.tree`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from ppdp.schemas.reports import LatticeSearch, Roles
+from ppdp.schemas.reports import Roles
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.distributed.inputs import Inputs
 from ppdp.tasks.distributed.output import load_partition
 from ppdp.tasks.distributed.rare import RarePlan
-from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.sanitize.partitions import TEXT, Fitted, OnPartitions
 from ppdp.tasks.sanitize.registry import REGISTRY
 
@@ -51,24 +50,3 @@ def allot_partition(method: OnPartitions, job: Any, spec: ReleaseSpec, inputs: I
                     roles: Roles, pseudonym_key: bytes | None, rare: RarePlan) -> Any:
     """The recoding's pass (:meth:`OnPartitions.allot_pass`) over partition ``index``."""
     return method.allot_count(job, load_partition(spec, inputs, index, roles, pseudonym_key, rare))
-
-
-def merge_pass(method: OnPartitions, parts: Sequence[Any]) -> Any:
-    return method.merge(parts)
-
-
-def search(method: OnPartitions, state: Any) -> LatticeSearch:
-    return method.search(state)
-
-
-def fit(method: OnPartitions, state: Any, sanitizer: Sanitizer) -> Fitted[Any]:
-    return method.fit(state, sanitizer)
-
-
-def finish_part(method: OnPartitions, job: Any) -> Any:
-    """One job the fit left to a task of its own (:meth:`OnPartitions.local_jobs`)."""
-    return method.finish_part(job)
-
-
-def finish_local(method: OnPartitions, fitted: Fitted[Any], results: list[Any]) -> Fitted[Any]:
-    return method.finish_local(fitted, results)

@@ -27,7 +27,7 @@ basis, plus the protected values), measured in ``benchmarks/distributed_release.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -105,13 +105,14 @@ def partitioned_identity(root: Path, roles: Roles, header: Sequence[str], consta
 
 
 # -- the pieces ---------------------------------------------------------------------------------------------------
-def class_hash(frame: pd.DataFrame, columns: Sequence[str]) -> np.ndarray:
+def class_hash(frame: pd.DataFrame, columns: Sequence[str], hashed: Mapping[str, np.ndarray] | None = None
+               ) -> np.ndarray:
     """A class id per row (63 bits, non-negative, unkeyed: an id, not a secret): a hash of its values on ``columns``
     in one form whatever their type (so a row file read back gives the id its recode task gave)."""
     if not columns:
         return np.zeros(len(frame), dtype=np.int64)
-    hashed = ledger.record_hashes(frame, list(columns))  # the columns in name order: ids do not depend on it
-    return (hashed >> np.uint64(1)).astype(np.int64)  # non-negative: -1 means "no class" in the ledger
+    rows = ledger.record_hashes(frame, list(columns), hashed)  # the columns in name order: ids do not depend on it
+    return (rows >> np.uint64(1)).astype(np.int64)  # non-negative: -1 means "no class" in the ledger
 
 
 def _sorted(table: pa.Table) -> pa.Table:
@@ -124,7 +125,8 @@ def write_members(raw: pd.DataFrame, published: pd.DataFrame, known: Sequence[st
     included), ``published`` its published rows (same index: the rows the release publishes), ``known`` the
     attacker's known columns, ``protected`` the protected columns published. Returns the rows written."""
     rows = raw.loc[published.index]
-    grp = class_hash(published, [c for c in known if c in published.columns])
+    hashed = {str(c): ledger.column_hashes(published[c]) for c in published.columns}  # each column once
+    grp = class_hash(published, [c for c in known if c in published.columns], hashed)
     folder = staging / SERIES
     values = {}  # the published protected values, the same beside every basis's fingerprints
     for c in protected:
@@ -144,7 +146,7 @@ def write_members(raw: pd.DataFrame, published: pd.DataFrame, known: Sequence[st
     members = pd.DataFrame({"part": ledger.PART_WHOLE, "fp": own, "grp": grp, "row": -1})
     ledger.write_member_file(members, folder / "ledger" / f"part-{index:05d}.parquet")
     columns = [c for c in published.columns if c != GROUP_COLUMN]
-    sig = signatures(published, grp, columns).rename_axis("grp").reset_index()
+    sig = signatures(published, grp, columns, hashed).rename_axis("grp").reset_index()
     (folder / "sig").mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pandas(sig, preserve_index=False), folder / "sig" / f"part-{index:05d}.parquet")
     return len(rows)

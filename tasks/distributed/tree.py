@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ppdp.schemas.methods import Domain
-from ppdp.schemas.reports import Roles
+from ppdp.schemas.reports import LatticeSearch, Roles
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.tasks.core.counts import Counts
 from ppdp.tasks.distributed.inputs import Inputs, PartitionIngest
@@ -31,8 +31,9 @@ from ppdp.tasks.sanitize.base import Sanitizer
 from ppdp.tasks.sanitize.partitions import Fitted, OnPartitions
 from ppdp.tasks.steps import Pending, Runner, Step
 
-__all__ = ["FANIN", "FitSummary", "absorb", "allot_job", "allotted", "domains", "fit_summary", "job_count",
-           "local_jobs", "merge_tree", "next_pass", "nth_part", "slim_ingests", "start"]
+__all__ = ["FANIN", "FitSummary", "absorb", "allot_job", "allotted", "domains", "finish_local", "fit", "fit_summary",
+           "job_count", "local_jobs", "merge_pass", "merge_tree", "next_pass", "nth_part", "search", "slim_ingests",
+           "start"]
 
 
 def merge_tree(runner: Runner, step: Step[Any], leaves: Sequence[Pending[Any]], *args: Any, fanin: int = FANIN
@@ -64,6 +65,10 @@ def start(method: OnPartitions, spec: ReleaseSpec, sanitizer: Sanitizer, roles: 
     return method.start(spec, sanitizer, roles, counts)
 
 
+def merge_pass(method: OnPartitions, parts: Sequence[Any]) -> Any:
+    return method.merge(parts)
+
+
 def next_pass(method: OnPartitions, state: Any) -> Any | None:
     return method.next_pass(state)
 
@@ -74,6 +79,18 @@ def absorb(method: OnPartitions, state: Any, merged: Any) -> Any:
 
 def domains(method: OnPartitions, state: Any) -> dict[str, Domain]:
     return method.domains(state)
+
+
+def search(method: OnPartitions, state: Any) -> LatticeSearch:
+    return method.search(state)
+
+
+def fit(method: OnPartitions, state: Any, sanitizer: Sanitizer) -> Fitted[Any]:
+    return method.fit(state, sanitizer)
+
+
+def finish_local(method: OnPartitions, fitted: Fitted[Any], results: list[Any]) -> Fitted[Any]:
+    return method.finish_local(fitted, results)
 
 
 def local_jobs(method: OnPartitions, fitted: Fitted[Any]) -> list[Any]:

@@ -18,12 +18,13 @@ Plain NumPy and pandas.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from ppdp.tasks.core.siphash import keyed_hashes
 from ppdp.tasks.fingerprints import record_hashes
 
 __all__ = ["aligned", "count_combos", "exposed_counts", "merge_counts", "merge_signatures", "pair_stats", "runs",
@@ -196,19 +197,21 @@ def value_stats(table: pd.DataFrame, current_values: pd.DataFrame, earlier_value
     return composed / total, alone / total, total
 
 
-def signatures(frame: pd.DataFrame, classes: np.ndarray, columns: Sequence[str]) -> pd.DataFrame:
+def signatures(frame: pd.DataFrame, classes: np.ndarray, columns: Sequence[str],
+               hashed: Mapping[str, np.ndarray] | None = None) -> pd.DataFrame:
     """Per class: its published rows as a multiset over ``columns`` (rows, and two wrapping sums of keyed 64-bit row
-    hashes: equal multisets give equal signatures, different ones collide with probability about 2**-128). A row
+    hashes: equal multisets give equal signatures, different ones collide with probability about 2**-128; ``hashed``: as
+    :func:`ppdp.tasks.series.record_hashes` takes it). A row
     hashes its values in one form whatever the column's type (:func:`ppdp.tasks.series.record_hashes`), so a
     column read back as floats, or a release's row files, hash as the frame that was written. Signatures of
     disjoint sets of rows add up (:func:`merge_signatures`)."""
     keep = np.asarray(classes) >= 0
     codes, uniques = pd.factorize(np.asarray(classes)[keep])
-    rows = record_hashes(frame.reset_index(drop=True).loc[keep], list(columns)) if len(columns) else \
-        np.zeros(int(keep.sum()), dtype=np.uint64)
+    rows = record_hashes(frame, list(columns), hashed)[keep] if len(columns) else \
+        np.zeros(int(keep.sum()), dtype=np.uint64)  # a row's hash is its own: hashing every row, then keeping, agrees
     sums = []
     for salt in ("ppdp-joiners-one", "ppdp-joiners-two"):
-        h = pd.util.hash_pandas_object(pd.Series(rows.view("S8")), index=False, hash_key=salt).to_numpy()
+        h = keyed_hashes(rows, salt)  # pandas' keyed hash of rows.view("S8"), vectorized
         total = np.zeros(uniques.size, dtype=np.uint64)
         np.add.at(total, codes, h.astype(np.uint64))
         sums.append(total.view(np.int64))
