@@ -21,7 +21,7 @@ from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settin
 from prefect.states import Failed
 
 from ppdp.flows.release import artifact_key
-from ppdp.flows.runners import SpecTaskRunner, runner_overrides, task_runner_for
+from ppdp.flows.runners import SpecTaskRunner, checked_task_runner, runner_overrides
 from ppdp.flows.settings import apply_settings
 from ppdp.flows.steps import TASKS, step
 from ppdp.schemas.compare import CompareResult
@@ -106,6 +106,6 @@ def run_compare(spec_path: str | os.PathLike[str], overrides: list[str] | tuple[
         chosen = RunnerSpec()
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):
         # a flow that returns a Failed state raises it: the call gives the result
-        run = compare_flow.with_options(task_runner=task_runner_for(chosen))  # type: ignore[arg-type]  # prefect#16938
+        run = compare_flow.with_options(task_runner=checked_task_runner(chosen))  # type: ignore[arg-type]  # prefect#16938
         return cast(CompareResult, run(spec_path=str(Path(spec_path).resolve()), overrides=overrides,
                                        methods=list(methods) if methods else None))

@@ -15,9 +15,11 @@ to disk: a local cluster's workers have no memory limit (``memory_limit=0``), so
 directory (Dask's default spills to ``dask-scratch-space/`` past 70 % of a memory limit, data in clear). Workers
 inherit this process's environment, hence the data-safety settings of :mod:`ppdp.flows.settings`, and receive
 the flow's Prefect settings with each task. The workers of an existing cluster (``address``) are its operator's:
-ppdp never stops them. Before the flow starts, :func:`call_flow` checks the cluster
-(:func:`ppdp.flows.dask_runner.check_cluster`: a scheduler answers within ``$PPDP_CLUSTER_CONNECT_SECONDS``, no
-worker can spill task data to its disk, the workers can reach the flow's Prefect API), refusing it in one line;
+ppdp never stops them. :func:`checked_task_runner` checks the cluster (:func:`ppdp.flows.dask_runner.check_cluster`: a
+scheduler answers within ``$PPDP_CLUSTER_CONNECT_SECONDS``, no worker can spill task data to its disk, the workers
+can reach the flow's Prefect API), refusing it in one line: before the flow starts for ``ppdp run``, ``ppdp
+compare`` and the Python API, at the first submitted task for a deployment's run (which then fails, publishing
+nothing);
 for the run, every worker gets ppdp's data-safety settings and the flow's API
 (:class:`ppdp.flows.dask_runner.WorkerSettings`). Start them with spilling off (``--memory-limit 0``, or
 ``distributed.worker.memory.target/spill: false``) and no data leaves memory.
@@ -104,6 +106,18 @@ def task_runner_for(runner: RunnerSpec, override: str | None = None) -> TaskRunn
     return local_cluster_runner(local_cluster_kwargs(runner.workers))
 
 
+def checked_task_runner(chosen: RunnerSpec) -> TaskRunner:
+    """:func:`task_runner_for` ``chosen``, an existing cluster checked first
+    (:func:`ppdp.flows.dask_runner.check_cluster`: a one-line :class:`SpecError`). Every run goes through it: the
+    CLI's and the Python API's releases and tunings, ``ppdp compare``, and a deployment's run (its
+    :class:`SpecTaskRunner`, at the first submitted task: the flow then fails and publishes nothing)."""
+    if chosen.kind == "dask" and chosen.address is not None:
+        from ppdp.flows.dask_runner import check_cluster  # heavy: dask, distributed
+
+        check_cluster(chosen.address)
+    return task_runner_for(chosen)
+
+
 def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tuple[str, ...] = (),
               runner: str | None = None, **params):
     """Call ``flow`` (:func:`~ppdp.flows.release.release_flow` or ``tune_flow``) on the runner its spec names,
@@ -115,12 +129,10 @@ def call_flow(flow, spec_path: str | os.PathLike[str], overrides: list[str] | tu
         chosen = spec_io.load_spec(spec_path, overrides).runner
     except PpdpError:
         chosen = RunnerSpec()
-    if chosen.kind == "dask" and chosen.address is not None:
-        from ppdp.flows.dask_runner import check_cluster  # heavy: dask, distributed
-
-        check_cluster(chosen.address)  # one line, before the flow (and its temporary Prefect server) starts
+    # an existing cluster is checked here, before the flow (and its temporary Prefect server) starts
+    task_runner = checked_task_runner(chosen)
     with temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}):  # about 1 s per run otherwise
-        return flow.with_options(task_runner=task_runner_for(chosen))(
+        return flow.with_options(task_runner=task_runner)(
             spec_path=str(Path(spec_path).resolve()), overrides=overrides, **params)
 
 
@@ -175,7 +187,7 @@ class SpecTaskRunner(TaskRunner):
             raise RuntimeError("The task runner must be started before submitting work.")
         with self._lock:
             if self._inner is None:
-                self._inner = self._stack.enter_context(task_runner_for(flow_run_runner()))
+                self._inner = self._stack.enter_context(checked_task_runner(flow_run_runner()))
             return self._inner
 
     def submit(self, task, parameters, wait_for=None, dependencies=None):

@@ -180,6 +180,39 @@ def test_a_partitioned_release_on_an_external_cluster(workspace, cluster, tmp_pa
     print(f"cluster start {cluster.seconds:.1f} s, external run {seconds:.1f} s")
 
 
+@pytest.mark.parametrize("method", ["mdav", "noise"])
+def test_mdav_and_noise_on_partitions_on_an_external_cluster(workspace, cluster, tmp_path, method):
+    """MDAV (its part finished by a task that reads the part's rows) and noise (its record figures measured across
+    partitions) on the external workers publish the thread runner's rows and figures."""
+    frame = pd.read_csv(workspace.data, dtype={"zip": str})
+    source = write_parts(frame, tmp_path / "parts", [250, 200, 150])
+    if method == "mdav":
+        spec = spec_for(workspace, method, source, name="mdav", k=12)  # k 12: the safety floor's average risk
+    else:
+        spec = spec_for(workspace, method, source, name="noise", scale=0.3)
+        body = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        body["privacy"] = {"max_linkage_risk": 0.999, "accept_below_floor": {
+            "reason": "test of the record figures on a cluster", "approved_by": "tests"}}
+        spec.write_text(yaml.safe_dump(body), encoding="utf-8")
+    before = cluster.steps_ran()
+    ran = ppdp("run", spec, "--runner", f"dask={cluster.address}")
+    assert ran.exit_code == 0, ran.output
+    ran_there = since(before, cluster.steps_ran())
+    assert all(ran_there[step] >= 3 for step in PARTITION_STEPS), ran_there
+    if method == "mdav":
+        assert ran_there["nth_part"] >= 1, ran_there  # the part's MDAV ran on an external worker
+    assert cluster.alive()
+    on_dask = load_manifest(release_folder(workspace, method))
+    thread = ppdp("run", spec, "--runner", "thread", "--force")
+    assert thread.exit_code == 0, thread.output
+    folders = sorted(p.parent for p in (workspace.root / method).glob("*/manifest.json"))
+    assert len(folders) == 2
+    on_threads = load_manifest(next(f for f in folders if load_manifest(f).spec.runner.kind == "thread"))
+    assert rows(published(folders[0])) == rows(published(folders[1]))
+    a, b = on_dask.privacy, on_threads.privacy
+    assert (a.k, a.linkage_risk, a.synthetic, a.attacker_view) == (b.k, b.linkage_risk, b.synthetic, b.attacker_view)
+
+
 def test_a_one_table_release_on_an_external_cluster(workspace, cluster):
     """A CSV release with three tuning evaluations: they and the privacy and utility checks run on the external
     workers, and the published table equals the thread runner's."""
@@ -244,3 +277,28 @@ def test_an_address_without_a_scheduler_is_refused_in_one_line(workspace, monkey
                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as spilling:
         refused_in_one_line(workspace, spilling.scheduler_address, "may spill task data (rows) to its disk",
                             "--memory-limit 0")
+
+
+def test_compare_and_a_flow_run_as_deployed_check_the_cluster_too(workspace, monkeypatch):
+    """``ppdp compare`` refuses an address where no scheduler answers in one line, before its flow starts, writing
+    nothing; the release flow called as decorated (a deployment's or a schedule's run: its SpecTaskRunner chooses
+    the runner at the first submitted task) checks it too, and publishes nothing."""
+    from ppdp.flows import compare as compare_module
+    from ppdp.flows.release import release_flow
+    from ppdp.tasks.core.errors import PpdpError
+
+    class NotStarted:  # the compare flow, which must not start on an unchecked cluster
+        def with_options(self, **options):
+            raise AssertionError("the compare flow started before the cluster was checked")
+
+    monkeypatch.setattr(compare_module, "compare_flow", NotStarted())
+    address = f"tcp://127.0.0.1:{free_port()}"
+    spec = workspace.spec("refused.yaml")
+    result = ppdp("compare", spec, "--runner", f"dask={address}")
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert result.exit_code == 2 and len(lines) == 1, result.output
+    assert lines[0].startswith(f"ppdp: error: runner.address {address}: no Dask scheduler answers"), lines[0]
+    assert workspace.under_root() == [], workspace.under_root()
+    with pytest.raises(PpdpError, match=f"runner.address {address}: no Dask scheduler answers"):
+        release_flow(spec_path=str(spec), overrides=["runner.kind=dask", f"runner.address={address}"])
+    assert not [p for p in workspace.root.rglob("*.parquet")], workspace.under_root()  # nothing published
