@@ -318,6 +318,44 @@ def test_two_dask_workers_publish_what_the_thread_runner_publishes(workspace):
     assert data[view.quasi_identifiers + view.counted_columns].astype(str).value_counts().min() >= 5
 
 
+def record_method_spec(workspace, method: str, source: Path) -> Path:
+    """A partitioned release of ``method``: MDAV at k 12 (the safety floor's average risk refuses k 5), or noise
+    with the floor's linkage row accepted (noise at this scale fails it)."""
+    if method == "mdav":
+        return spec_for(workspace, method, source, name="mdav", k=12)
+    spec = spec_for(workspace, method, source, name="noise", scale=0.3)
+    body = yaml.safe_load(spec.read_text(encoding="utf-8"))
+    body["privacy"] = {"max_linkage_risk": 0.999, "accept_below_floor": {
+        "reason": "test of the record figures on Dask", "approved_by": "tests"}}
+    spec.write_text(yaml.safe_dump(body), encoding="utf-8")
+    return spec
+
+
+def assert_runners_agree(workspace, dataset: str) -> None:
+    """The two releases of ``dataset`` (one on Dask, one on the thread runner) publish the same rows and the same
+    privacy figures."""
+    folders = sorted(p.parent for p in (workspace.root / dataset).glob("*/manifest.json"))
+    assert len(folders) == 2, folders
+    manifests = {load_manifest(f).spec.runner.kind: (f, load_manifest(f)) for f in folders}
+    (a, on_dask), (b, on_threads) = manifests["dask"], manifests["thread"]
+    assert rows(published(a)) == rows(published(b))
+    x, y = on_dask.privacy, on_threads.privacy
+    assert (x.k, x.linkage_risk, x.synthetic, x.attacker_view) == (y.k, y.linkage_risk, y.synthetic, y.attacker_view)
+
+
+@pytest.mark.slow  # two partitioned runs per method, one of them on a 2-worker LocalCluster (about 25 s)
+@pytest.mark.usefixtures("prefect_harness")
+@pytest.mark.parametrize("method", ["mdav", "noise"])
+def test_mdav_and_noise_on_two_dask_workers_publish_what_the_thread_runner_publishes(workspace, method):
+    frame = pd.read_csv(workspace.data, dtype={"zip": str})
+    spec = record_method_spec(workspace, method, write_parts(frame, workspace.dir / "parts", [250, 200, 150]))
+    dask = ppdp("run", spec, "--runner", "dask")
+    assert dask.exit_code == 0, dask.output
+    threads = ppdp("run", spec, "--runner", "thread", "--force")
+    assert threads.exit_code == 0, threads.output
+    assert_runners_agree(workspace, method)
+
+
 @pytest.mark.slow  # three partitioned runs (about 15 s); .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
 def test_a_partitioned_release_joins_the_series_whatever_its_dataset_name(workspace):

@@ -31,7 +31,15 @@ from typer.testing import CliRunner
 
 from ppdp.flows.cli import app
 from ppdp.tasks.publish import load_manifest
-from tests.test_distributed_release import published, release_folder, rows, spec_for, write_parts
+from tests.test_distributed_release import (
+    assert_runners_agree,
+    published,
+    record_method_spec,
+    release_folder,
+    rows,
+    spec_for,
+    write_parts,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("prefect_harness")]
 runner = CliRunner()
@@ -185,15 +193,7 @@ def test_mdav_and_noise_on_partitions_on_an_external_cluster(workspace, cluster,
     """MDAV (its part finished by a task that reads the part's rows) and noise (its record figures measured across
     partitions) on the external workers publish the thread runner's rows and figures."""
     frame = pd.read_csv(workspace.data, dtype={"zip": str})
-    source = write_parts(frame, tmp_path / "parts", [250, 200, 150])
-    if method == "mdav":
-        spec = spec_for(workspace, method, source, name="mdav", k=12)  # k 12: the safety floor's average risk
-    else:
-        spec = spec_for(workspace, method, source, name="noise", scale=0.3)
-        body = yaml.safe_load(spec.read_text(encoding="utf-8"))
-        body["privacy"] = {"max_linkage_risk": 0.999, "accept_below_floor": {
-            "reason": "test of the record figures on a cluster", "approved_by": "tests"}}
-        spec.write_text(yaml.safe_dump(body), encoding="utf-8")
+    spec = record_method_spec(workspace, method, write_parts(frame, tmp_path / "parts", [250, 200, 150]))
     before = cluster.steps_ran()
     ran = ppdp("run", spec, "--runner", f"dask={cluster.address}")
     assert ran.exit_code == 0, ran.output
@@ -202,15 +202,9 @@ def test_mdav_and_noise_on_partitions_on_an_external_cluster(workspace, cluster,
     if method == "mdav":
         assert ran_there["nth_part"] >= 1, ran_there  # the part's MDAV ran on an external worker
     assert cluster.alive()
-    on_dask = load_manifest(release_folder(workspace, method))
-    thread = ppdp("run", spec, "--runner", "thread", "--force")
-    assert thread.exit_code == 0, thread.output
-    folders = sorted(p.parent for p in (workspace.root / method).glob("*/manifest.json"))
-    assert len(folders) == 2
-    on_threads = load_manifest(next(f for f in folders if load_manifest(f).spec.runner.kind == "thread"))
-    assert rows(published(folders[0])) == rows(published(folders[1]))
-    a, b = on_dask.privacy, on_threads.privacy
-    assert (a.k, a.linkage_risk, a.synthetic, a.attacker_view) == (b.k, b.linkage_risk, b.synthetic, b.attacker_view)
+    threads = ppdp("run", spec, "--runner", "thread", "--force")
+    assert threads.exit_code == 0, threads.output
+    assert_runners_agree(workspace, method)
 
 
 def test_a_one_table_release_on_an_external_cluster(workspace, cluster):
