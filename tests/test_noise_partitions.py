@@ -27,6 +27,7 @@ from ppdp.flows.cli import app
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.release import Release
 from ppdp.schemas.reports import ColumnTag, Roles
+from ppdp.tasks.core.counts import column_counts, merged_column_counts
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.distributed import nearest
 from ppdp.tasks.privacy.attacker import exact_copy_share
@@ -92,7 +93,7 @@ def test_record_figures_of_three_blocks_equal_the_one_table_measure(drawn):
     report, copies = one_table(original, published)
     known, copy_columns = nearest.record_columns(ROLES, list(published.columns))
     parts = blocks(original, cuts)
-    values = nearest.merge_value_counts([nearest.value_counts(p, known) for p in parts])
+    values = merged_column_counts([column_counts(p, known) for p in parts])
     encoder = nearest.fit_encoder(values, known, ROLES.kinds(), ROLES.orders())
     whole = TableEncoder(columns=known, kinds=ROLES.kinds(), orders=ROLES.orders()).fit(original)
     # the encoder from the partitions' counts is one machine's (the means up to a float's rounding)

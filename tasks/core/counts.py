@@ -5,6 +5,7 @@ method's capability on partitions reads (:mod:`ppdp.tasks.sanitize.partitions`):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,16 @@ class ValueCounts:
         """Counts by value, missing left out (as ``Series.value_counts(dropna=True)`` counts)."""
         present = ~pd.isna(self.values)
         return pd.Series(self.counts[present], index=self.values[present])
+
+
+def column_counts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, ValueCounts]:
+    """Each of ``columns``' distinct values in ``frame`` with their counts (:meth:`ValueCounts.of`)."""
+    return {c: ValueCounts.of(frame[c]) for c in columns}
+
+
+def merged_column_counts(parts: Sequence[dict[str, ValueCounts]]) -> dict[str, ValueCounts]:
+    """:func:`column_counts` of consecutive partitions as one, column by column (the first part's columns)."""
+    return {c: ValueCounts.merge([p[c] for p in parts]) for c in parts[0]} if parts else {}
 
 
 def row_counts(table: pd.DataFrame) -> pd.DataFrame:

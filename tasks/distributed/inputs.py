@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ExpectationOutcome, IngestReport, Roles
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks.core.counts import Counts, ValueCounts, summed_counts
+from ppdp.tasks.core.counts import Counts, ValueCounts, column_counts, merged_column_counts, summed_counts
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.core.io import file_sha256, read_table
 from ppdp.tasks.digests import input_digest, listing_sha256
@@ -110,7 +110,7 @@ def count_frame(frame: pd.DataFrame, roles: Roles) -> tuple[dict[str, ValueCount
     """Pass 1 over one partition: each of :func:`counted_columns`' values with their counts, and the same by class
     label (a column -> rows by (class, value) table; empty without a class)."""
     columns = [c for c in counted_columns(roles) if c in frame.columns]
-    counts = {c: ValueCounts.of(frame[c]) for c in columns}
+    counts = column_counts(frame, columns)
     cls = roles.class_column
     class_counts: dict[str, pd.DataFrame] = {}
     by: tuple[np.ndarray, np.ndarray] | None = None  # the class column factorized, once
@@ -240,8 +240,7 @@ def merge_counts(parts: Sequence[PartitionIngest | Counts]) -> Counts:
     ingests = [p for p in parts if isinstance(p, PartitionIngest)]
     counts = [ingest_counts(p) for p in sorted(ingests, key=lambda p: p.index)] if len(ingests) == len(parts) else [
         p if isinstance(p, Counts) else ingest_counts(p) for p in parts]
-    names = list(counts[0].columns)
-    columns = {c: ValueCounts.merge([p.columns[c] for p in counts]) for c in names}
+    columns = merged_column_counts([p.columns for p in counts])
     by_class: dict[str, pd.DataFrame] = {}
     for c in counts[0].by_class:
         by_class[c] = summed_counts([p.by_class[c] for p in counts])

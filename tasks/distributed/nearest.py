@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ppdp.schemas.reports import Roles
-from ppdp.tasks.core.counts import ValueCounts
+from ppdp.tasks.core.counts import ValueCounts, column_counts, merged_column_counts
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.encoding_counts import fit_encoder
 from ppdp.tasks.core.neighbours import nearest_rows
@@ -99,16 +99,6 @@ class Plan:
 
     encoder: TableEncoder
     copy_columns: list[str]
-
-
-# -- the encoder from counts -------------------------------------------------------------------------------------
-def value_counts(frame: pd.DataFrame, columns: Sequence[str]) -> dict[str, ValueCounts]:
-    """One partition's distinct values and counts of ``columns`` (missing a value of its own)."""
-    return {c: ValueCounts.of(frame[c]) for c in columns}
-
-
-def merge_value_counts(parts: Sequence[dict[str, ValueCounts]]) -> dict[str, ValueCounts]:
-    return {c: ValueCounts.merge([p[c] for p in parts]) for c in parts[0]} if parts else {}
 
 
 # -- blocks ------------------------------------------------------------------------------------------------------
@@ -180,7 +170,7 @@ def _read(path: str, schema: pa.Schema | None) -> pd.DataFrame:
 
 
 def count_task(index: int, originals: Originals, columns: list[str]) -> dict[str, ValueCounts]:
-    return value_counts(originals.load(index), columns)
+    return column_counts(originals.load(index), columns)
 
 
 def input_task(index: int, originals: Originals, plan: Plan, files: list[str], schema: pa.Schema | None
@@ -223,7 +213,7 @@ def measure_records(data: Path, roles: Roles, columns: list[str], originals: Ori
     files = [str(f) for f in partition_files(data)]
     items = list(range(originals.partitions))
     with pass_runner(cluster, max(len(items), len(files))) as runner:
-        values = merge_value_counts(_map(runner, count_task, items, originals, known))
+        values = merged_column_counts(_map(runner, count_task, items, originals, known))
         plan = Plan(fit_encoder(values, known, roles.kinds(), roles.orders()), copy_columns)
         per_input = _map(runner, input_task, items, originals, plan, files, schema)
         per_file = _map(runner, file_task, files, originals, plan, schema)

@@ -32,7 +32,7 @@ from ppdp.schemas.base import Role
 from ppdp.schemas.params.mdav import MdavParams
 from ppdp.schemas.reports import Roles
 from ppdp.schemas.spec import ReleaseSpec
-from ppdp.tasks.core.counts import Counts, ValueCounts
+from ppdp.tasks.core.counts import Counts, column_counts, merged_column_counts
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.encoding_counts import fit_encoder
 from ppdp.tasks.core.errors import InputError, InternalError, SpecError
@@ -153,10 +153,10 @@ class MdavOnPartitions(OnPartitions):
         quasi-identifiers' values with their counts."""
         marginals, columns = job
         counted = _CUTS.count(marginals, frame)
-        return counted, [counted[3]], {c: ValueCounts.of(frame[c]) for c in columns}
+        return counted, [counted[3]], column_counts(frame, columns)
 
     def merge(self, parts: Sequence[Any]) -> Any:
-        values = {c: ValueCounts.merge([p[2][c] for p in parts]) for c in parts[0][2]}
+        values = merged_column_counts([p[2] for p in parts])
         return _CUTS.merge([p[0] for p in parts]), [s for p in parts for s in p[1]], values
 
     def absorb(self, state: MdavState, merged: Any) -> MdavState:
