@@ -16,6 +16,8 @@ made exactly as ``ppdp run`` would make its release, without publishing it:
   rare-value rule's k for a method hiding identities by classes or groups: they add nothing to the floor.
   ``privacy.accept_below_floor`` is not carried (compare never recommends a release below the floor, and the tuner
   aims at the floor), nor ``privacy.budget`` to a method that is not differentially private;
+* a cheap refusal first (:func:`safest_attempt`): a method whose release at the most private value its tuning could
+  choose already fails a privacy gate or the floor is refused with that release's figures, untuned;
 * rare values, hold-out, tuning (its evaluations run one after another inside the method's task), sanitizing,
   promoting columns published beside the quasi-identifiers (and running again), the privacy gates, the attacker's
   view and the safety floor, utility (the method's release shape measures both: :mod:`ppdp.tasks.shapes`): the
@@ -52,6 +54,7 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -66,7 +69,7 @@ from ppdp.schemas.privacy import FLOOR_GATES, GATE_SETTINGS, GATE_UNITS, floor_r
 from ppdp.schemas.reports import Roles, TuningTrace
 from ppdp.schemas.spec import ReleaseSpec
 from ppdp.schemas.units import identity_by, unit_of
-from ppdp.tasks import keys, series
+from ppdp.tasks import keys, series, tune
 from ppdp.tasks import plan as release_plan
 from ppdp.tasks.core.errors import InputError, PpdpError, SpecError
 from ppdp.tasks.privacy.attacker import describe_floor_claim
@@ -77,7 +80,6 @@ from ppdp.tasks.sanitize.registry import REGISTRY, method_class
 from ppdp.tasks.shapes import PreparedRows
 from ppdp.tasks.spec import format_validation_error, load_spec
 from ppdp.tasks.steps import Runner, Step
-from ppdp.tasks.tune import recalls_two_classes
 
 _RANKED_BY = "the highest accuracy ratio (to 2 decimals)"
 RECOMMENDATION_RULE = (
@@ -367,7 +369,10 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
 
     try:  # the plan's steps a comparison needs: prepare -> tune -> sanitize -> measure
         prepared = release_plan.prepare_rows(spec, cls, protected, roles, runner=OWN)
-        ran = release_plan.sanitize_measured(spec, prepared, roles, OWN, order_key=order_key, domains_first=False)
+        early = safest_attempt(spec, prepared, roles, order_key)  # a refusal decided before tuning
+        ran = early.ran if early is not None else release_plan.sanitize_measured(spec, prepared, roles, OWN,
+                                                                                  order_key=order_key,
+                                                                                  domains_first=False)
         trace, release, report, promoted, roles = ran.trace, ran.release, ran.privacy, ran.promoted, ran.roles
         util = ran.utility.result()
     except _MethodFailure as failure:
@@ -382,7 +387,8 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     value = dict(trace.lattice.node) if trace.lattice is not None else trace.chosen
     floor = report.floor
     extra: dict[str, Any] = dict(
-        parameter=trace.parameter, tuned=_tuned_text(trace.parameter, value), tuning_rule=trace.rule,
+        parameter=trace.parameter, tuned=_tuned_text(trace.parameter, value),
+        tuning_rule=early.rule if early is not None else trace.rule,
         evaluations=trace.lattice.checked if trace.lattice is not None else len(trace.evaluations),
         policy_holds=report.passed and bool(report.claims), floor_holds=floor is not None and floor.holds,
         utility_holds=util.passed, promoted=promoted, records=report.records,
@@ -402,8 +408,10 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     judged = gates_judged(spec.privacy)
     extra["policy_measured"] = any(g not in fixed for g in judged)
     extra["accuracy_constant"] = constant_accuracy(prepared.train, prepared.test, roles.class_column)
-    extra["signal"] = recalls_two_classes([c.sanitized for c in util.per_class])
+    extra["signal"] = tune.recalls_two_classes([c.sanitized for c in util.per_class])
     reasons = refusal_reasons(report, util)
+    if early is not None:
+        reasons.insert(0, early.reason)
     try:
         extra["spec"] = fixed_spec(spec, trace.parameter, value, roles)
     except SpecError as exc:  # the tuned value cannot be written back (never seen): the method is not recommendable
@@ -414,6 +422,53 @@ def compare_method(spec: ReleaseSpec, protected: pd.DataFrame, roles: Roles, pol
     if not extra["signal"]:
         notes.append(NO_SIGNAL)
     return done("passes", "; ".join(notes) or None, **extra)
+
+
+@dataclass(frozen=True)
+class EarlyRefusal:
+    """A method refused before it was tuned (:func:`safest_attempt`): its release at the most private value its
+    tuning could choose, and why no tuned value is looked for."""
+
+    ran: release_plan.Sanitized
+    parameter: str
+    value: int | float
+
+    @property
+    def rule(self) -> str:
+        return (f"not tuned: {self.parameter}={self.value:g} is the most private value its tuning could choose, and "
+                "its release there already fails a privacy gate or the safety floor")
+
+    @property
+    def reason(self) -> str:
+        return (f"refused before tuning: at {self.parameter}={self.value:g}, the most private value its tuning could "
+                "choose, the release fails (no tuned value is safer)")
+
+
+def safest_attempt(spec: ReleaseSpec, prepared: PreparedRows, roles: Roles, order_key: bytes | None = None
+                   ) -> EarlyRefusal | None:
+    """The comparison's cheap refusal: the method sanitized once at the most private value its ``bisect`` or
+    ``grid`` tuning could choose (:func:`ppdp.tasks.tune.most_private_value`) and its privacy measured, as the
+    release plan measures any attempt (promotion included). When a privacy gate of its policy or the safety floor
+    fails there, that attempt is the method's row: every value the tuner could choose is less private, so tuning
+    would only spend its evaluations on a refusal. Otherwise (or when the method refuses that value: the probe
+    decides nothing) None: the method is tuned as ``ppdp run`` tunes it, and its row is exactly what it was without
+    the probe (the probe's work is thrown away; its utility is never measured)."""
+    try:
+        base = OWN.call(release_plan.BUILD_SANITIZER, spec.method, seed=spec.seed)
+        domains = OWN.call(release_plan.DOMAINS, base, prepared.train, roles) if spec.tuning.strategy in (
+            "bisect", "grid") else {}
+        found = tune.most_private_value(spec.tuning, base, domains, spec.privacy)
+        if found is None:
+            return None
+        parameter, value = found
+        fixed = _validate(fixed_spec(spec, parameter, value))
+        ran = release_plan.sanitize_measured(fixed, prepared, roles, OWN, order_key=order_key, domains_first=False)
+    except (_MethodFailure, PpdpError):
+        return None
+    report = ran.privacy
+    if report.passed and report.claims and report.floor is not None and report.floor.holds:
+        return None
+    return EarlyRefusal(ran, parameter, value)
 
 
 def _attacker_extra(report) -> dict[str, Any]:

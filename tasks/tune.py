@@ -139,6 +139,20 @@ def evaluate_value(
     )
 
 
+def most_private_value(spec: TuningSpec, sanitizer: Sanitizer, domains: dict[str, Domain],
+                       policy: PrivacyThresholds) -> tuple[str, int | float] | None:
+    """The tuned parameter and the most private value a ``bisect`` or ``grid`` search may choose: its range's safer
+    end (the spec's bounds, else ``privacy.k`` for k, else the method's domain; both searches evaluate it). None for
+    a strategy that searches no range of values, or a method without a tunable parameter."""
+    if spec.strategy not in ("bisect", "grid"):
+        return None
+    parameter = spec.parameter or next(iter(sanitizer.tunable), None)
+    if parameter is None:
+        return None
+    r = _search_range(spec, domains[parameter], parameter, sanitizer.tunable[parameter], policy)
+    return parameter, (int(r.most) if r.integer else float(r.most))
+
+
 def search_lattice(sanitizer: Sanitizer, parameter: str, frame: pd.DataFrame, roles: Roles) -> LatticeSearch:
     """The method's lattice search for ``parameter`` on ``frame`` (the ``lattice`` strategy's one evaluation)."""
     refuse_uncounted_mechanism(sanitizer)

@@ -137,6 +137,38 @@ def test_a_method_below_the_floor_is_never_recommended(cases):
         assert next(r for r in rows if r.method == best).floor_holds
 
 
+# -- cheap refusals (issue 33) ----------------------------------------------------------------------------------
+def test_a_method_failing_at_its_most_private_value_is_refused_before_tuning_as_tuning_would(workspace, monkeypatch):
+    spec = load_spec(spec_file(workspace))
+    early = compare.compare_in_process(spec, ["noise"]).row("noise")
+    assert early.status == "refused" and early.evaluations == 0
+    assert early.reason.startswith("refused before tuning: at scale=") and "\n" not in early.reason
+    assert early.tuning_rule.startswith("not tuned: scale=")
+    assert early.policy_holds is False or early.floor_holds is False  # its release really fails, measured
+    # tuned as before (no probe): refused too, after its evaluations, at a less private value
+    monkeypatch.setattr(compare, "safest_attempt", lambda *args, **kwargs: None)
+    tuned = compare.compare_in_process(spec, ["noise"]).row("noise")
+    assert tuned.status == "refused" and tuned.evaluations > 0
+    assert tuned.spec["method"]["scale"] <= early.spec["method"]["scale"]
+
+
+def test_a_method_passing_at_its_most_private_value_is_tuned_and_its_row_is_unchanged(workspace, monkeypatch):
+    spec = load_spec(spec_file(workspace))
+    probed: list[object] = []
+    real = compare.safest_attempt
+
+    def spy(*args, **kwargs):
+        probed.append(real(*args, **kwargs))
+        return probed[-1]
+
+    monkeypatch.setattr(compare, "safest_attempt", spy)
+    with_probe = compare.compare_in_process(spec, ["mdav"]).row("mdav")
+    assert probed == [None] and with_probe.evaluations > 1  # probed, passed, then tuned
+    monkeypatch.setattr(compare, "safest_attempt", lambda *args, **kwargs: None)
+    without = compare.compare_in_process(spec, ["mdav"]).row("mdav")
+    assert with_probe.model_dump(exclude={"seconds"}) == without.model_dump(exclude={"seconds"})
+
+
 # -- on real data ----------------------------------------------------------------------------------------------
 @pytest.mark.slow  # about 7 s: make test stays under 4 minutes (.ci/run runs it)
 def test_the_most_accurate_method_is_not_recommended_when_it_is_below_the_floor(workspace):

@@ -15,10 +15,12 @@ from ppdp.schemas.spec import PrivacyThresholds, TuningSpec
 from ppdp.tasks.core.errors import InputError
 from ppdp.tasks.sanitize.condensation import Condensation
 from ppdp.tasks.sanitize.noise import Noise
+from ppdp.tasks.sanitize.svd import Svd
 from ppdp.tasks.tune import (
     boundary_search,
     grid_values,
     lattice_search,
+    most_private_value,
     pick_within_gap,
     rule_based_search,
     tune,
@@ -219,3 +221,54 @@ def test_batched_rule_based_search_evaluates_and_chooses_as_one_at_a_time(low, s
     assert chosen == expected and set(seen) == evaluated
     assert sum(len(b) for b in batches) == len(evaluated)  # nothing evaluated twice, nothing speculative
     assert all(len(b) <= 2 for b in batches[1:])
+
+
+@settings(max_examples=150, deadline=None)
+@given(strategy=st.sampled_from(["bisect", "grid"]),
+       objective=st.sampled_from(["most_privacy_within_gap", "best_utility_meeting_policy"]),
+       method=st.sampled_from(["condensation", "svd", "noise"]), low=st.integers(1, 50), span=st.integers(0, 400),
+       bound=st.sampled_from([None, "min", "max"]), cliff=st.floats(0, 1), buckets=st.sampled_from([None, 3, 7]))
+def test_the_most_private_value_is_the_safest_value_every_search_evaluates(strategy, objective, method, low, span,
+                                                                            bound, cliff, buckets):
+    # compare's cheap refusal (issue 33) probes this value first: every search must evaluate it, and evaluate
+    # nothing safer, or a refusal there would not stand for the tuning it skips
+    sanitizer, domain = {
+        "condensation": (Condensation(), IntRange(low=low, high=low + span)),
+        "svd": (Svd(), IntRange(low=low, high=low + span)),
+        "noise": (Noise(), FloatRange(low=low / 100, high=(low + span + 1) / 100, log=True)),
+    }[method]
+    parameter = next(iter(sanitizer.tunable))
+    lo, hi = float(domain.low), float(domain.high)
+    edge = lo + (hi - lo) * cliff
+    extra = {} if bound is None else {bound: edge}
+    spec = TuningSpec(strategy=strategy, objective=objective, buckets=buckets if strategy == "grid" else None,
+                      **extra)
+    log: list[float] = []
+    larger = sanitizer.tunable[parameter] == "larger"
+    trace = None
+    try:
+        trace = tune(spec, sanitizer=sanitizer, domains={parameter: domain}, policy=PrivacyThresholds(), sizes={},
+                     evaluate_many=fake_evaluator(lambda v: 1 / (1 + v), log,
+                                                  meets=lambda v: (v >= edge) if larger else (v <= edge)))
+    except InputError:
+        pass  # an empty range, or no value meets the policy: the value is still the safest one evaluated
+    found = most_private_value(spec, sanitizer, {parameter: domain}, PrivacyThresholds()) if log else None
+    if not log:  # the range was empty: most_private_value refuses it in the tuner's words
+        with pytest.raises(InputError, match="no value of"):
+            most_private_value(spec, sanitizer, {parameter: domain}, PrivacyThresholds())
+        return
+    assert found is not None and found[0] == parameter
+    assert found[1] == (max(log) if larger else min(log))
+    assert trace is None or all((e.value <= found[1]) if larger else (e.value >= found[1])
+                                for e in trace.evaluations)
+
+
+def test_a_strategy_that_searches_no_range_has_no_most_private_value():
+    domains = {"k": IntRange(low=2, high=501)}
+    for strategy in ("fixed", "suggested"):
+        assert most_private_value(TuningSpec(strategy=strategy), Condensation(k=5), domains,
+                                  PrivacyThresholds()) is None
+    assert most_private_value(TuningSpec(strategy="bisect"), Condensation(), domains,
+                              PrivacyThresholds(k=20)) == ("k", 501)
+    assert most_private_value(TuningSpec(strategy="bisect", max=100), Condensation(), domains,
+                              PrivacyThresholds(k=20)) == ("k", 100)

@@ -451,7 +451,7 @@ class Cache:
         if hit is not None:
             self._subset.move_to_end(key)
             leaf, table = hit
-            return table[leaf]
+            return np.take(table, leaf, axis=0)  # table[leaf], the same rows; about 10x faster on small tables
         fold = self._folds[f]
         cols = list(g)
         tree = Tree.fit(fold.x_train[:, cols], fold.y_train, [self.cards[j] for j in cols], self.n_classes)
@@ -463,7 +463,7 @@ class Cache:
         while self._bytes > self.max_bytes and len(self._subset) > 1:
             _, (old_leaf, old_table) = self._subset.popitem(last=False)
             self._bytes -= old_leaf.nbytes + old_table.nbytes
-        return table[leaf]
+        return np.take(table, leaf, axis=0)
 
     def partition_accuracy(self, partition: tuple[tuple[int, ...], ...]) -> float:
         hit = self.accuracy.get(partition)
