@@ -495,7 +495,9 @@ def test_the_wide_nearest_row_search_is_exact_with_the_lowest_index_on_ties(seed
     ref = _mixed_rows(rng, ref_rows, numeric, blocks, float(rng.choice([1.0, 0.5**0.5, 3.0])))
     if copies:
         ref = np.vstack([ref, ref[rng.integers(0, len(ref), 20)]])  # duplicated rows: exact ties
-    query = np.vstack([ref[rng.integers(0, len(ref), 30)], _mixed_rows(rng, 50, numeric, blocks, 1.0)])
+    moved = ref[rng.integers(0, len(ref), 30)].copy()  # a swapped or perturbed release: categories kept, numbers far
+    moved[:, :numeric] += rng.normal(scale=float(rng.choice([0.5, 2.0])), size=(30, numeric)).round(1)
+    query = np.vstack([ref[rng.integers(0, len(ref), 30)], moved, _mixed_rows(rng, 50, numeric, blocks, 1.0)])
     if dense:  # a query whose indicator cells are not 0/1 (a synthetic row in the encoded space)
         query = query + rng.normal(scale=0.05, size=query.shape)
     if query.shape[1] <= neighbours.KD_TREE_MAX_COLUMNS:  # wide enough for the bound and brute force
@@ -532,3 +534,25 @@ def test_the_bound_settles_most_queries_of_an_encoded_table():
     bound.settle(idx, slack, np.arange(len(query)), (16, 128))
     assert (idx >= 0).mean() > 0.9
     np.testing.assert_array_equal(idx[idx >= 0], _nearest_by_hand(query, ref)[1][idx >= 0])
+
+
+def test_the_pattern_rule_settles_the_queries_that_keep_their_categories():
+    # a release whose numbers moved far but whose categories stayed (rank swapping, strong noise): the subset bound
+    # alone settles few queries; with each query's own pattern's rows as candidates most settle, exactly
+    from ppdp.tasks.core import neighbours
+
+    rng = np.random.default_rng(4)
+    ref = _mixed_rows(rng, 3000, 3, [6, 8, 5, 4], 0.5**0.5)  # 960 patterns; another pattern is at least 1 away
+    query = ref.copy()
+    query[:, :3] += rng.normal(scale=1.0, size=(len(ref), 3))  # every number moved, farther than its neighbours
+    slack = np.full(len(query), 1e-6)
+    alone = np.full(len(query), -1, dtype=np.int64)
+    plain = neighbours._Bound(query, ref, neighbours._bounding_columns(ref))
+    plain._patterns = None  # the subset bound alone
+    plain.settle(alone, slack, np.arange(len(query)), (16, 128))
+    idx = np.full(len(query), -1, dtype=np.int64)
+    neighbours._Bound(query, ref, neighbours._bounding_columns(ref)).settle(idx, slack, np.arange(len(query)),
+                                                                           (16, 128))
+    assert (alone >= 0).mean() < 0.6 and (idx >= 0).mean() > 0.95  # 0.54 and 0.97 (seed 4)
+    np.testing.assert_array_equal(idx[idx >= 0], _nearest_by_hand(query, ref)[1][idx >= 0])
+    np.testing.assert_array_equal(neighbours.nearest_rows(query, ref)[1], _nearest_by_hand(query, ref)[1])

@@ -7,6 +7,8 @@ costs nothing.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 __all__ = ["KD_TREE_MAX_COLUMNS", "nearest_rows"]
@@ -46,6 +48,12 @@ def nearest_rows(query: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, 
       them, so the ``K`` rows nearest in the columns that take more than two values (the numbers; one-hot
       indicators take two), found with a k-d tree, settle every query whose best candidate is nearer than the
       ``K``-th subset distance by a margin far above rounding;
+    * for a query holding one of the reference's patterns (its values on the other columns, :class:`_Patterns`:
+      the categories a swapped, perturbed or synthesized row keeps), the ``K`` rows of its own pattern nearest in
+      the subset too, and a second bound: a row of another pattern is at least that pattern's distance away on the
+      other columns plus the ``K``-th subset distance. On Adult (29,305 x 29,305 rows, 89 columns, one thread) this
+      settled 85% of a condensation release's queries instead of 22% (3.2 s -> 1.6 s) and 90% of a rank-swapped
+      release's at p = 50 instead of under half (3.2 s -> 2.2 s), with the same indices and distances;
     * brute force for the rest (:func:`_brute`): every reference row's squared distance by the dot-product
       expansion (one matrix product per chunk of queries), then the rows within that margin of the best
       recomputed from the rows.
@@ -163,7 +171,15 @@ class _Bound:
         self.q, self.ref, self.sub = q, ref, sub
         # sliding midpoint: queries 2-3x faster than a balanced tree's on skewed columns
         self.tree = cKDTree(ref[:, sub], balanced_tree=False)
-        self.rest = _Rest(q, ref, np.setdiff1d(np.arange(ref.shape[1]), sub))
+        self.rest_columns = np.setdiff1d(np.arange(ref.shape[1]), sub)
+        self.rest = _Rest(q, ref, self.rest_columns)
+        self._patterns: _Patterns | None | bool = False  # built when a query first needs them
+
+    @property
+    def patterns(self) -> _Patterns | None:
+        if self._patterns is False:
+            self._patterns = _Patterns.build(self.q, self.ref, self.sub, self.rest_columns)
+        return self._patterns  # type: ignore[return-value]  # built above
 
     def settle(self, idx: np.ndarray, slack: np.ndarray, todo: np.ndarray, rounds: tuple[int, ...]) -> None:
         """Fill ``idx`` for the query rows ``todo`` where the bound proves the nearest row, trying ``rounds``
@@ -172,11 +188,17 @@ class _Bound:
         A query settles when every row outside its ``K`` candidates is, by the ``K``-th subset squared distance,
         farther than its best candidate plus ``slack`` (the candidates' squared distances are expansions, with
         rounding far below it); the nearest among the candidates within ``slack`` of the best is then
-        :func:`_pick`'s."""
+        :func:`_pick`'s.
+
+        A query holding one of the reference's patterns (:class:`_Patterns`) also gets the ``K`` rows of its own
+        pattern nearest in the subset as candidates, and settles too when every row outside both candidate sets is
+        farther than the best plus ``slack``: a row of its pattern outside the second set by the ``K``-th distance
+        there; a row of another pattern outside the first set by that pattern's least distance to the query's
+        (:attr:`_Patterns.apart`) plus the ``K``-th subset distance."""
         q, ref, n = self.q, self.ref, len(self.ref)
         for k in rounds:
             k = min(k, n)
-            chunk = max(1, _CELLS // (k * self.rest.width))
+            chunk = max(1, _CELLS // (2 * k * self.rest.width))
             unsettled = []
             for lo in range(0, len(todo), chunk):
                 rows = todo[lo:lo + chunk]
@@ -188,10 +210,100 @@ class _Bound:
                 ok = outside > limit
                 if ok.any():
                     idx[rows[ok]] = _pick(q, ref, rows[ok], cand[ok], full[ok] <= limit[ok][:, None])
+                if not ok.all() and self.patterns is not None:
+                    ok |= self._by_pattern(idx, slack, rows, ~ok, k, cand, full, outside)
                 unsettled.append(rows[~ok])
             todo = np.concatenate(unsettled) if unsettled else todo[:0]
             if not todo.size or k == n:
                 break
+
+
+    def _by_pattern(self, idx: np.ndarray, slack: np.ndarray, rows: np.ndarray, left: np.ndarray, k: int,
+                    cand: np.ndarray, full: np.ndarray, outside: np.ndarray) -> np.ndarray:
+        """The pattern rule (see :meth:`settle`) for the query rows ``rows[left]`` that hold a pattern: fills
+        ``idx`` where it proves the nearest row; returns which of ``rows`` it settled."""
+        patterns = self.patterns
+        assert patterns is not None
+        done = np.zeros(len(rows), dtype=bool)
+        own = patterns.of_query[rows]
+        sel = np.flatnonzero(left & (own >= 0))
+        if not sel.size:
+            return done
+        n = len(self.ref)
+        at = rows[sel]
+        near, same = patterns.tree.query(patterns.lifted(self.q[at][:, self.sub], own[sel]), k=k)
+        near, same = near.reshape(len(sel), k), same.reshape(len(sel), k)
+        both = np.concatenate([cand[sel], same], axis=1)
+        both_full = np.concatenate([full[sel], near**2 + self.rest.squared(at, same)], axis=1)
+        limit = both_full.min(axis=1) + slack[at]
+        own_out = near[:, -1] ** 2 if k < n else np.full(len(sel), np.inf)
+        lower = np.maximum(outside[sel], np.minimum(own_out, patterns.apart[own[sel]] + outside[sel]))
+        ok = lower > limit
+        if ok.any():
+            idx[at[ok]] = _pick(self.q, self.ref, at[ok], both[ok], both_full[ok] <= limit[ok][:, None])
+        done[sel[ok]] = True
+        return done
+
+
+_MAX_PATTERNS = 8192  # the patterns' pairwise distances: at most 8192^2 cells (512 MiB of float64 in one product)
+
+
+class _Patterns:
+    """The reference rows grouped by their values on the columns outside the bound's subset (a *pattern*: one-hot
+    indicators, each taking at most two values), for the queries holding exactly one of those patterns (a perturbed
+    or swapped release keeps its rows' categories).
+
+    For such a query the columns outside the subset add nothing over the rows of its own pattern, and at least
+    ``apart[p]`` over a row of any other pattern: the least squared distance from pattern ``p`` to another pattern
+    (from the patterns' pairwise distances, minus a margin far above their rounding; infinite with one pattern). A
+    k-d tree over the subset's columns and the pattern number times a constant larger than any distance in the
+    subset finds a query's nearest rows of its own pattern first."""
+
+    def __init__(self, tree, apart: np.ndarray, of_query: np.ndarray, lift: float) -> None:
+        self.tree, self.apart, self.of_query, self.lift = tree, apart, of_query, lift
+
+    @classmethod
+    def build(cls, q: np.ndarray, ref: np.ndarray, sub: np.ndarray, rest: np.ndarray) -> _Patterns | None:
+        """None when there is no column outside the subset, or more than :data:`_MAX_PATTERNS` patterns."""
+        from scipy.spatial import cKDTree  # heavy: imported on first use
+
+        if not rest.size:
+            return None
+        x_ref, x_q = ref[:, rest], q[:, rest]
+        low, high = x_ref.min(axis=0), x_ref.max(axis=0)  # each column takes these two values in the reference
+        on_q = x_q == high
+        holds = (on_q | (x_q == low)).all(axis=1)  # a query with another value on a column has no pattern
+        key = np.zeros(len(ref) + len(q), dtype=np.int64)  # one bit per column, renumbered every 40 bits
+        for j in range(len(rest)):
+            key = key * 2 + np.concatenate([x_ref[:, j] == high[j], on_q[:, j]])
+            if j % 40 == 39:
+                key = np.unique(key, return_inverse=True)[1].ravel().astype(np.int64)
+        patterns, first, of_ref = np.unique(key[:len(ref)], return_index=True, return_inverse=True)
+        of_ref = np.asarray(of_ref).ravel()
+        count = len(patterns)
+        if count > _MAX_PATTERNS:
+            return None
+        at = np.minimum(np.searchsorted(patterns, key[len(ref):]), count - 1)
+        of_query = np.where(holds & (patterns[at] == key[len(ref):]), at, -1)
+        if count == 1:
+            apart = np.full(1, np.inf)
+        else:  # float32 products, less their worst-case rounding (as _brute's): a lower bound
+            values = x_ref[first]
+            norm = np.einsum("ij,ij->i", values, values)
+            v32 = values.astype(np.float32)
+            between = (norm[:, None] + norm[None, :] - 2.0 * (v32 @ v32.T)).astype(float)
+            np.fill_diagonal(between, np.inf)
+            unit = float(np.finfo(np.float32).eps) / 2
+            apart = between.min(axis=1) - 4.0 * (len(rest) + 4) * unit * (norm + float(norm.max()) + 1.0)
+            apart = np.maximum(apart, 0.0)
+        span = max(float(np.abs(ref[:, sub]).max(initial=0.0)), float(np.abs(q[:, sub]).max(initial=0.0)))
+        lift = 4.0 * (span + 1.0) * math.sqrt(len(sub))  # above any distance in the subset
+        tree = cKDTree(np.column_stack([ref[:, sub], of_ref * lift]), balanced_tree=False)
+        return cls(tree, apart, of_query, lift)
+
+    def lifted(self, points: np.ndarray, pattern: np.ndarray) -> np.ndarray:
+        """Query points in the tree's space: the subset's columns and the pattern number times the constant."""
+        return np.column_stack([points, pattern * self.lift])
 
 
 class _Rest:
