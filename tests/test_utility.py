@@ -103,3 +103,39 @@ def test_utility_of_a_recoded_release_trains_and_tests_on_the_same_recoding():
     blind = evaluate_utility(train, recode(train).assign(a="*"), test, roles, spec, seed=5,
                              test_released=recode(test).assign(a="*"))
     assert blind.accuracy < report.accuracy and not blind.passed  # nothing left to learn from
+
+
+def test_the_original_rows_baseline_is_fitted_once_per_rows_and_is_the_same_figure(monkeypatch):
+    # ppdp compare checks the utility of every method on the same original rows (issue 33): their baseline models
+    # are fitted once; other rows (one value changed) or another seed are fitted again; the figures are those a
+    # fresh fit gives
+    from ppdp.tasks import utility
+
+    frame, roles = _data()
+    train, test = split_holdout(frame, "label", 0.2, seed=1)
+    spec = UtilitySpec(min_accuracy_ratio=None, tstr=["j48"])
+    fits: list[int] = []
+    real = utility.accuracy
+
+    def counted(train_rows, *args, **kwargs):
+        fits.append(len(train_rows))
+        return real(train_rows, *args, **kwargs)
+
+    monkeypatch.setattr(utility, "accuracy", counted)
+    monkeypatch.setattr(utility, "_BASELINES", type(utility._BASELINES)())
+    release = train.assign(b=train["b"] + 0.3)
+    first = evaluate_utility(train, release, test, roles, spec, seed=1)
+    assert len(fits) == 4  # knn1 and j48 on the release, then on the original rows
+    second = evaluate_utility(train, release.iloc[::2], test, roles, spec, seed=1)
+    assert len(fits) == 6  # the release's two only
+    assert (second.accuracy_original, second.tstr[0].accuracy_original) == (
+        first.accuracy_original, first.tstr[0].accuracy_original)
+    assert [c.original for c in second.per_class] == [c.original for c in first.per_class]
+    moved = train.copy()
+    moved.iloc[0, 0] += 1.0
+    evaluate_utility(moved, release, test, roles, spec, seed=1)
+    evaluate_utility(train, release, test, roles, spec, seed=2)
+    assert len(fits) == 14  # other rows, another seed: the baselines fitted again
+    monkeypatch.setattr(utility, "_BASELINES", type(utility._BASELINES)())
+    fresh = evaluate_utility(train, release, test, roles, spec, seed=1)
+    assert fresh.model_dump() == first.model_dump()
