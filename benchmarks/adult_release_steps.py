@@ -25,7 +25,9 @@ with pyarrow), then ``ppdp run examples/adult.yaml --timings`` in the default en
 what a user's shell gives) and with ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``, each publishing into a temporary
 root with a fresh ``PPDP_CONFIG_DIR`` and Prefect's temporary server (unless ``PREFECT_API_URL`` is set). It prints
 each run's wall and CPU seconds (the process and its children: the temporary server's too), the medians, the
-ratios default / one thread and run / floor, and each step's share of the run from ``--timings``.
+ratios default / one thread and run / floor, and each step's share of the run from ``--timings``. ``--server`` adds
+a third run per round against a Prefect server kept running (``ppdp server start`` before the rounds, its start not
+counted; ``PREFECT_API_URL`` names it), as daily use runs it (docs/daily-use.md).
 
 ``--smoke`` (``make bench-smoke``): the spec's source replaced by 300 rows of Adult (a generated stand-in where
 ../shared/data is absent), one run per step (with ``--whole``: one round).
@@ -96,9 +98,42 @@ def _steps(stdout: str) -> dict[str, float]:
     return out
 
 
-def whole(spec_path: Path, data: Path, sets: list[str], repeats: int, both: bool = True) -> int:
+def _rounds(spec_path: Path, data: Path, overrides: list[str], qis: list[str], repeats: int,
+            modes: dict[str, dict[str, str]], runs: dict[str, list[tuple[float, float]]],
+            shares: dict[str, list[dict[str, float]]], tmp: str, ppdp: Path, base: dict[str, str]) -> None:
+    """``repeats`` rounds back to back: the floor, then ``ppdp run`` in each mode (see :func:`whole`)."""
+    for r in range(repeats):
+        runs["floor"].append(_timed([sys.executable, "-c", FLOOR, str(data), f"{tmp}/floor.parquet",
+                                     ",".join(qis)], base)[:2])
+        print(f"  round {r + 1}: floor {runs['floor'][-1][0]:.2f} s (load {_load():.2f})", flush=True)
+        for mode, env in modes.items():
+            folder = Path(tmp) / f"{mode.replace(' ', '_')}-{r}"
+            env = {**env, "PPDP_CONFIG_DIR": str(folder / "config")}
+            wall, cpu, stdout = _timed([str(ppdp), "run", str(spec_path), "--timings", "--set",
+                                        f"publish.root={folder / 'releases'}", *overrides], env)
+            runs[mode].append((wall, cpu))
+            steps = _steps(stdout)
+            steps["(beyond the steps, Python start-up included)"] = max(0.0, wall - float(
+                TIMINGS.search(stdout).group(2) if TIMINGS.search(stdout) else 0.0))  # type: ignore[union-attr]
+            shares[mode].append(steps)
+            print(f"  round {r + 1}: {mode:<10} {wall:7.2f} s wall, {cpu:7.2f} s CPU (load {_load():.2f})",
+                  flush=True)
+
+
+def _kept_server(config: Path, ppdp: Path, env: dict[str, str]) -> str:
+    """``ppdp server start`` with its own config folder; the server's API URL (from its state file)."""
+    import json
+
+    subprocess.run([str(ppdp), "server", "start"], env={**env, "PPDP_CONFIG_DIR": str(config)}, check=True,
+                   capture_output=True)
+    return str(json.loads((config / "prefect-server" / "server.json").read_text(encoding="utf-8"))["url"])
+
+
+def whole(spec_path: Path, data: Path, sets: list[str], repeats: int, both: bool = True,
+          server: bool = False) -> int:
     """The ``--whole`` mode (see the module docstring); ``sets``: the spec's overrides (``key=value``); ``both``:
-    the one-thread run too (the smoke run has only the default one)."""
+    the one-thread run too (the smoke run has only the default one); ``server``: a run against a Prefect server kept
+    running (``ppdp server start``, started once before the rounds: its start is not counted) too."""
     from ppdp.tasks import spec as spec_io
 
     spec = spec_io.load_spec(str(spec_path), sets)
@@ -109,25 +144,17 @@ def whole(spec_path: Path, data: Path, sets: list[str], repeats: int, both: bool
     if not both:
         del modes["one thread"]
     ppdp = Path(sys.executable).with_name("ppdp")
-    runs: dict[str, list[tuple[float, float]]] = {"floor": [], **{m: [] for m in modes}}
-    shares: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
     with tempfile.TemporaryDirectory(prefix="ppdp-bench-") as tmp:
-        for r in range(repeats):
-            runs["floor"].append(_timed([sys.executable, "-c", FLOOR, str(data), f"{tmp}/floor.parquet",
-                                         ",".join(qis)], base)[:2])
-            print(f"  round {r + 1}: floor {runs['floor'][-1][0]:.2f} s (load {_load():.2f})", flush=True)
-            for mode, env in modes.items():
-                folder = Path(tmp) / f"{mode.replace(' ', '_')}-{r}"
-                env = {**env, "PPDP_CONFIG_DIR": str(folder / "config")}
-                wall, cpu, stdout = _timed([str(ppdp), "run", str(spec_path), "--timings", "--set",
-                                            f"publish.root={folder / 'releases'}", *overrides], env)
-                runs[mode].append((wall, cpu))
-                steps = _steps(stdout)
-                steps["(beyond the steps, Python start-up included)"] = max(0.0, wall - float(
-                    TIMINGS.search(stdout).group(2) if TIMINGS.search(stdout) else 0.0))  # type: ignore[union-attr]
-                shares[mode].append(steps)
-                print(f"  round {r + 1}: {mode:<10} {wall:7.2f} s wall, {cpu:7.2f} s CPU (load {_load():.2f})",
-                      flush=True)
+        if server:
+            modes["kept server"] = {**base, "PREFECT_API_URL": _kept_server(Path(tmp) / "server", ppdp, base)}
+        runs: dict[str, list[tuple[float, float]]] = {"floor": [], **{m: [] for m in modes}}
+        shares: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+        try:
+            _rounds(spec_path, data, overrides, qis, repeats, modes, runs, shares, tmp, ppdp, base)
+        finally:
+            if server:
+                subprocess.run([str(ppdp), "server", "stop"], env={**base, "PPDP_CONFIG_DIR": f"{tmp}/server"},
+                               capture_output=True)
     med = {m: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for m, v in runs.items()}
     floor = med["floor"][0]
     print(f"\nAdult release, whole processes ({repeats} rounds, back to back; {os.cpu_count()} CPUs)\n")
@@ -166,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default=None, help="print a cProfile of one run of this step")
     parser.add_argument("--whole", action="store_true", help="time whole processes: the floor and ppdp run, "
                         "default environment and one thread (see the module docstring)")
+    parser.add_argument("--server", action="store_true", help="with --whole: a run against a Prefect server kept "
+                        "running (ppdp server start, before the rounds) too")
     smoke.add_flag(parser)
     args = parser.parse_args(argv)
     global DATA
@@ -180,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"skipped: {DATA} is absent (the shared research data is not on this machine)")
         return 0
     if args.whole:
-        return whole(SPEC, DATA, [f"source.path={DATA}"], args.repeats)
+        return whole(SPEC, DATA, [f"source.path={DATA}"], args.repeats, server=args.server)
     steps = [s for s in args.steps.split(",") if s]
     unknown = set(steps) - set(STEPS)
     if unknown:

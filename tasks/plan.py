@@ -96,6 +96,7 @@ SEARCH_LATTICE = Step("search-lattice", tune.search_lattice,
 SANITIZE = Step("sanitize", run_method, lambda p: sanitizer_settings(p["sanitizer"]))
 MEASURE_PRIVACY = Step("validate-privacy", shapes.check_privacy, lambda p: f"unit {p['release'].unit}")
 CHECK_UTILITY = Step("check-utility", shapes.check_utility, lambda p: p["spec"].utility.classifier)
+FIT_BASELINES = Step("fit-baselines", shapes.prefit_utility, lambda p: p["spec"].utility.classifier)
 JUDGE_SERIES = Step("judge-series", series_judge.judge_series, lambda p: p["spec"].dataset)
 NAME_CLASSES = Step("name-classes", utility.name_classes)
 CHECK_OUTPUT = Step("check-output", publish.check_output, lambda p: f"unit {p['release'].unit}")
@@ -279,6 +280,8 @@ def attempt(spec: ReleaseSpec, prepared: shapes.PreparedRows, roles: Roles, runn
     source = prepared.source
     sanitizer, trace = tune_method(spec, roles, prepared, runner, log, domains_first)
     log.info("[4/%d] tune (%s): %s", STEPS, trace.strategy, trace.rule)
+    if runner.cluster() is None:  # threads of this process: the utility check's baselines beside the sanitizing
+        runner.submit(FIT_BASELINES, method, spec, roles, prepared)  # (a plain runner's is never asked: not run)
     release, record = runner.call(SANITIZE, sanitizer, source, roles, order_key, previous)
     log.info("[5/%d] sanitize: %s, unit %s (%.2fs)", STEPS, Text(shapes.summary, method, release), release.unit,
              record.seconds)

@@ -59,6 +59,7 @@ from ppdp.tasks.utility import (
     evaluate_parts_utility,
     evaluate_utility,
     feature_encoder,
+    fit_baselines,
     join_rows,
     parts_accuracy,
     release_information_loss,
@@ -416,6 +417,13 @@ def check_privacy(method: Method, source: pd.DataFrame, release: Release, roles:
                   everything: pd.DataFrame) -> PrivacyReport:
     """The privacy step: :meth:`ReleaseShape.measure_privacy` for ``method``'s shape."""
     return shape_of(method).measure_privacy(method, source, release, roles, spec, everything)
+
+
+def prefit_utility(method: Method, spec: ReleaseSpec, roles: Roles, prepared: PreparedRows) -> None:
+    """The utility check's baselines on the original rows, fitted ahead of it (every shape's check trains them on
+    ``prepared.train`` and tests on ``prepared.test``): :func:`ppdp.tasks.utility.fit_baselines`."""
+    if spec.classifies:
+        fit_baselines(prepared.train, prepared.test, roles, spec.utility, spec.seed)
 
 
 def check_utility(method: Method, spec: ReleaseSpec, release: Release, roles: Roles,

@@ -219,6 +219,19 @@ def original_accuracy(train_original: pd.DataFrame, test: pd.DataFrame, roles: R
     return acc, dict(per_class), dict(support)
 
 
+def fit_baselines(train_original: pd.DataFrame, test: pd.DataFrame, roles: Roles, spec: UtilitySpec,
+                  seed: int = 0) -> None:
+    """Measure, ahead of the utility check, the original rows' baseline of every classifier it asks for (the
+    spec's, ``delta_r``'s, ``tstr``'s): held in this process's memory (:func:`original_accuracy`), so that a check
+    running later in this process reads them; one asking while this still fits waits for it."""
+    if roles.class_column is None or spec.classifier == "none":
+        return
+    encoder = feature_encoder(train_original, roles)
+    names = [spec.classifier, *(spec.delta_r.classifiers if spec.delta_r is not None else []), *spec.tstr]
+    for name in reversed(dict.fromkeys(names)):  # the check asks for the spec's first: fitted last here
+        original_accuracy(train_original, test, roles, name, encoder, seed)
+
+
 def tstr_scores(train_original: pd.DataFrame, released: pd.DataFrame, test: pd.DataFrame, roles: Roles,
                 spec: UtilitySpec, encoder: TableEncoder, seed: int = 0,
                 known: dict[str, tuple[float, float]] | None = None,

@@ -369,3 +369,43 @@ def test_steps_seconds_counts_parallel_steps_once():
     finally:
         STEP_TIMES.clear()
         STEP_TIMES.extend(saved)
+
+
+@pytest.mark.slow  # a release (seconds): .ci/run runs it; make test stays under 4 minutes
+def test_the_utility_baselines_are_fitted_beside_the_sanitizing_once_and_the_report_is_unchanged(workspace,
+                                                                                                 monkeypatch):
+    # issue 33: on threads, a fit-baselines task fits the original rows' models while the method sanitizes; the
+    # utility check then reads them (one fit per classifier) and reports what it measured alone
+    import sys
+
+    from ppdp.tasks import utility
+    from ppdp.tasks.publish import load_manifest
+
+    fits: list[tuple[str, int]] = []
+    real = utility.accuracy
+
+    def counted(train_rows, *args, **kwargs):  # a baseline: called by original_accuracy; ahead: by prefit_utility
+        frame, names = sys._getframe(1), []
+        while frame is not None:
+            names.append(frame.f_code.co_name)
+            frame = frame.f_back
+        fits.append((names[0], "prefit_utility" in names))
+        return real(train_rows, *args, **kwargs)
+
+    monkeypatch.setattr(utility, "accuracy", counted)
+    monkeypatch.setattr(utility, "_BASELINES", type(utility._BASELINES)())
+    spec = workspace.spec(utility__tstr=["j48"])
+    result = ppdp("run", spec)
+    assert result.exit_code == 0, result.output
+    manifest = load_manifest(published_folders(workspace.root)[0])
+    report = manifest.utility
+    assert [ahead for caller, ahead in fits if caller == "original_accuracy"] == [True, True]  # knn1, j48: once
+    monkeypatch.setattr(utility, "_BASELINES", type(utility._BASELINES)())
+    from ppdp.flows.steps import TaskRunner
+
+    monkeypatch.setattr(TaskRunner, "cluster", lambda self: "elsewhere")  # no fit ahead: the check fits them
+    fits.clear()
+    assert ppdp("run", spec, "--force").exit_code == 0
+    assert [ahead for caller, ahead in fits if caller == "original_accuracy"] == [False, False]
+    again = load_manifest(published_folders(workspace.root)[-1]).utility
+    assert again.model_dump() == report.model_dump()
