@@ -210,7 +210,8 @@ class _Bound:
                 ok = outside > limit
                 if ok.any():
                     idx[rows[ok]] = _pick(q, ref, rows[ok], cand[ok], full[ok] <= limit[ok][:, None])
-                if not ok.all() and self.patterns is not None:
+                # the patterns when many are left (fewer settle in the next round or by brute force, for less)
+                if np.count_nonzero(~ok) > _FEW * len(ok) and self.patterns is not None:
                     ok |= self._by_pattern(idx, slack, rows, ~ok, k, cand, full, outside)
                 unsettled.append(rows[~ok])
             todo = np.concatenate(unsettled) if unsettled else todo[:0]
@@ -245,7 +246,8 @@ class _Bound:
         return done
 
 
-_MAX_PATTERNS = 8192  # the patterns' pairwise distances: at most 8192^2 cells (512 MiB of float64 in one product)
+_FEW = 0.25  # the share of a chunk's queries left unsettled above which the pattern rule is tried
+_MAX_PATTERNS = 8192  # the patterns' pairwise distances: 8192^2 products (0.5-1 s on one thread), in slices
 
 
 class _Patterns:
@@ -291,11 +293,15 @@ class _Patterns:
             values = x_ref[first]
             norm = np.einsum("ij,ij->i", values, values)
             v32 = values.astype(np.float32)
-            between = (norm[:, None] + norm[None, :] - 2.0 * (v32 @ v32.T)).astype(float)
-            np.fill_diagonal(between, np.inf)
+            nearest = np.empty(count)
+            step = max(1, _CELLS // count)  # rows of the pairwise table at a time (64 MiB of float64)
+            for lo in range(0, count, step):
+                hi = min(lo + step, count)
+                between = norm[lo:hi, None] + norm[None, :] - 2.0 * (v32[lo:hi] @ v32.T).astype(float)
+                between[np.arange(hi - lo), np.arange(lo, hi)] = np.inf  # a pattern's distance to itself
+                nearest[lo:hi] = between.min(axis=1)
             unit = float(np.finfo(np.float32).eps) / 2
-            apart = between.min(axis=1) - 4.0 * (len(rest) + 4) * unit * (norm + float(norm.max()) + 1.0)
-            apart = np.maximum(apart, 0.0)
+            apart = np.maximum(nearest - 4.0 * (len(rest) + 4) * unit * (norm + float(norm.max()) + 1.0), 0.0)
         span = max(float(np.abs(ref[:, sub]).max(initial=0.0)), float(np.abs(q[:, sub]).max(initial=0.0)))
         lift = 4.0 * (span + 1.0) * math.sqrt(len(sub))  # above any distance in the subset
         tree = cKDTree(np.column_stack([ref[:, sub], of_ref * lift]), balanced_tree=False)
