@@ -453,6 +453,8 @@ def safest_attempt(spec: ReleaseSpec, prepared: PreparedRows, roles: Roles, orde
     would only spend its evaluations on a refusal. Otherwise (or when the method refuses that value: the probe
     decides nothing) None: the method is tuned as ``ppdp run`` tunes it, and its row is exactly what it was without
     the probe (the probe's work is thrown away; its utility is never measured)."""
+    if unit_of(method_class(spec.method.name).unit).spends_budget:  # never reached (not run), and never probed
+        return None
     try:
         base = OWN.call(release_plan.BUILD_SANITIZER, spec.method, seed=spec.seed)
         domains = OWN.call(release_plan.DOMAINS, base, prepared.train, roles) if spec.tuning.strategy in (
