@@ -548,7 +548,7 @@ def test_the_pattern_rule_settles_the_queries_that_keep_their_categories():
     slack = np.full(len(query), 1e-6)
     alone = np.full(len(query), -1, dtype=np.int64)
     plain = neighbours._Bound(query, ref, neighbours._bounding_columns(ref))
-    plain._patterns = None  # the subset bound alone
+    plain.patterns = None  # the subset bound alone
     plain.settle(alone, slack, np.arange(len(query)), (16, 128))
     idx = np.full(len(query), -1, dtype=np.int64)
     neighbours._Bound(query, ref, neighbours._bounding_columns(ref)).settle(idx, slack, np.arange(len(query)),

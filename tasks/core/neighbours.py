@@ -7,6 +7,7 @@ costs nothing.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -53,7 +54,7 @@ def nearest_rows(query: np.ndarray, reference: np.ndarray) -> tuple[np.ndarray, 
       the subset too, and a second bound: a row of another pattern is at least that pattern's distance away on the
       other columns plus the ``K``-th subset distance. On Adult (29,305 x 29,305 rows, 89 columns, one thread) this
       settled 85% of a condensation release's queries instead of 22% (3.2 s -> 1.6 s) and 90% of a rank-swapped
-      release's at p = 50 instead of under half (3.2 s -> 2.2 s), with the same indices and distances;
+      release's at p = 50 instead of under half (3.2 s -> 2.0 s), with the same indices and distances;
     * brute force for the rest (:func:`_brute`): every reference row's squared distance by the dot-product
       expansion (one matrix product per chunk of queries), then the rows within that margin of the best
       recomputed from the rows.
@@ -140,8 +141,7 @@ def _brute(q: np.ndarray, ref: np.ndarray, q_norm: np.ndarray, ref_norm: np.ndar
     out = np.empty(len(q), dtype=np.int64)
     big = max(float(np.abs(q).max(initial=0.0)), float(np.abs(ref).max(initial=0.0)))
     kind: type[np.floating] = np.float32 if big < 1e15 else np.float64  # float32 squares overflow past ~1e19
-    unit = float(np.finfo(kind).eps) / 2
-    slack = 2.0 * (q.shape[1] + 4) * unit * (q_norm + float(ref_norm.max()) + 1.0)
+    slack = 2.0 * _rounding(q.shape[1], kind, q_norm, ref_norm)
     q_k: np.ndarray = q.astype(kind)
     ref_k: np.ndarray = ref.astype(kind)
     ref_norm_k: np.ndarray = ref_norm.astype(kind)
@@ -161,6 +161,15 @@ def _brute(q: np.ndarray, ref: np.ndarray, q_norm: np.ndarray, ref_norm: np.ndar
     return out
 
 
+def _rounding(width: int, kind: type[np.floating], a_norm: np.ndarray, b_norm: np.ndarray) -> np.ndarray:
+    """How far one computed squared distance |a|^2 + |b|^2 - 2 a.b in ``kind`` can be from the true one, for rows
+    ``a`` of squared norms ``a_norm`` against any row of squared norms ``b_norm``: ``(d + 4) u (|a|^2 + max |b|^2 +
+    1)`` (``d`` columns, ``u`` the unit roundoff; a dot product of ``d`` terms, the inputs' conversion and two
+    additions)."""
+    unit = float(np.finfo(kind).eps) / 2
+    return (width + 4) * unit * (a_norm + float(b_norm.max()) + 1.0)
+
+
 class _Bound:
     """The subset bound (see :func:`nearest_rows`): a k-d tree over the columns ``sub`` of ``ref`` and the squared
     distances over the other columns, built once for every round of every query."""
@@ -173,13 +182,11 @@ class _Bound:
         self.tree = cKDTree(ref[:, sub], balanced_tree=False)
         self.rest_columns = np.setdiff1d(np.arange(ref.shape[1]), sub)
         self.rest = _Rest(q, ref, self.rest_columns)
-        self._patterns: _Patterns | None | bool = False  # built when a query first needs them
 
-    @property
+    @functools.cached_property
     def patterns(self) -> _Patterns | None:
-        if self._patterns is False:
-            self._patterns = _Patterns.build(self.q, self.ref, self.sub, self.rest_columns)
-        return self._patterns  # type: ignore[return-value]  # built above
+        """The reference's patterns (:class:`_Patterns`), built when a query first needs them."""
+        return _Patterns.build(self.q, self.ref, self.sub, self.rest_columns)
 
     def settle(self, idx: np.ndarray, slack: np.ndarray, todo: np.ndarray, rounds: tuple[int, ...]) -> None:
         """Fill ``idx`` for the query rows ``todo`` where the bound proves the nearest row, trying ``rounds``
@@ -217,7 +224,6 @@ class _Bound:
             todo = np.concatenate(unsettled) if unsettled else todo[:0]
             if not todo.size or k == n:
                 break
-
 
     def _by_pattern(self, idx: np.ndarray, slack: np.ndarray, rows: np.ndarray, left: np.ndarray, k: int,
                     cand: np.ndarray, full: np.ndarray, outside: np.ndarray) -> np.ndarray:
@@ -300,8 +306,7 @@ class _Patterns:
                 between = norm[lo:hi, None] + norm[None, :] - 2.0 * (v32[lo:hi] @ v32.T).astype(float)
                 between[np.arange(hi - lo), np.arange(lo, hi)] = np.inf  # a pattern's distance to itself
                 nearest[lo:hi] = between.min(axis=1)
-            unit = float(np.finfo(np.float32).eps) / 2
-            apart = np.maximum(nearest - 4.0 * (len(rest) + 4) * unit * (norm + float(norm.max()) + 1.0), 0.0)
+            apart = np.maximum(nearest - 4.0 * _rounding(len(rest), np.float32, norm, norm), 0.0)
         span = max(float(np.abs(ref[:, sub]).max(initial=0.0)), float(np.abs(q[:, sub]).max(initial=0.0)))
         lift = 4.0 * (span + 1.0) * math.sqrt(len(sub))  # above any distance in the subset
         tree = cKDTree(np.column_stack([ref[:, sub], of_ref * lift]), balanced_tree=False)
