@@ -23,6 +23,7 @@ Linux (``PR_SET_PDEATHSIG``); :func:`apply_settings` installs it.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import queue
 import signal
@@ -89,16 +90,16 @@ _PR_SET_PDEATHSIG = 1
 
 
 def server_dies_with_parent() -> None:
-    """Make every temporary Prefect server that this process starts die with it (Linux; elsewhere nothing).
+    """Make every temporary Prefect server that this process starts die with it (Linux) and stop after the
+    run's log lines were sent (everywhere).
 
     Narrow patch: in the module that starts the server, and only there, the name ``subprocess`` is replaced by
     a proxy whose ``Popen`` adds a ``preexec_fn`` calling ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` in the child (and
     exiting if the parent is already gone). The kernel sends that signal when the *thread* that forked the
     child ends, so a server started from any thread but the main one is forked from a long-lived daemon thread
-    instead. The module is patched when it is imported (a meta path hook; importing it costs about 2.5 s,
-    so it is not imported here), or at once if it is imported already."""
-    if not sys.platform.startswith("linux"):
-        return
+    instead. On every platform the same patch makes the server's ``stop`` send the run's queued log lines first
+    (:func:`_logs_sent_first`). The module is patched when it is imported (a meta path hook; importing it costs
+    about 2.5 s, so it is not imported here), or at once if it is imported already."""
     module = sys.modules.get(SERVER_MODULE)
     if module is not None:
         _patch(module)
@@ -138,10 +139,33 @@ class _PatchingLoader:
 
 
 def _patch(module) -> None:
-    if isinstance(getattr(module, "subprocess", None), _DiesWithParent):
-        return
-    if getattr(module, "subprocess", None) is subprocess:
+    if sys.platform.startswith("linux") and getattr(module, "subprocess", None) is subprocess:
         module.subprocess = _DiesWithParent(subprocess)
+    server = getattr(module, "SubprocessASGIServer", None)
+    if server is not None and not getattr(server.stop, DRAINS, False):
+        server.stop = _logs_sent_first(server.stop)
+
+
+DRAINS = "_ppdp_sends_logs_first"
+
+
+def _logs_sent_first(stop):
+    """``SubprocessASGIServer.stop`` that first sends the run's queued log lines to the server while it still
+    answers. Prefect stops the temporary server in an exit handler that runs before ``logging.shutdown``, whose
+    flush of Prefect's API log handler then waited its full 5 s for a worker that could no longer reach the
+    stopped server: 5 of the 26 s of an Adult release from the CLI (measured: the exit took 5.25 s, 0.25 s
+    with the logs sent first)."""
+
+    @functools.wraps(stop)
+    def stop_after_logs(self) -> None:
+        process = getattr(self, "server_process", None)
+        handlers = sys.modules.get("prefect.logging.handlers")
+        if process is not None and process.poll() is None and handlers is not None:
+            handlers.APILogWorker.drain_all(timeout=5)
+        stop(self)
+
+    setattr(stop_after_logs, DRAINS, True)
+    return stop_after_logs
 
 
 class _DiesWithParent:
