@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ppdp.flows import settings
+from ppdp.flows import local_server, settings
 from ppdp.tasks import audit, interrupt
 from ppdp.tasks.staging import remove_path, staging_folder
 
@@ -62,11 +62,13 @@ class _Api:
 
     @staticmethod
     def servers() -> list[Any]:
+        """The temporary servers this process started: the CLI's own (:mod:`ppdp.flows.local_server`) and
+        Prefect's (the Python API, a Dask runner's)."""
+        found: list[Any] = [] if local_server.temporary() is None else [local_server.temporary()]
         module = sys.modules.get("prefect.server.api.server")
-        if module is None:
-            return []
-        return [s for s in list(module.SubprocessASGIServer._instances.values())
-                if getattr(s, "server_process", None) is not None]
+        if module is not None:
+            found += list(module.SubprocessASGIServer._instances.values())
+        return [s for s in found if getattr(s, "server_process", None) is not None]
 
     def url(self) -> str | None:
         for server in self.servers():

@@ -235,3 +235,112 @@ def stop() -> tuple[ServerState | None, bool]:
         raise ServerError(f"the Prefect server (pid {state.pid}) did not stop; state file kept: {state_path()}")
     state_path().unlink(missing_ok=True)
     return state, was
+
+
+# -- a run's temporary server, started early ------------------------------------------------------------------
+EPHEMERAL_ENV = {"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"}
+PORT_IN_USE = 3  # uvicorn's exit status when its port was taken
+
+
+@dataclass
+class TemporaryServer:
+    """A temporary Prefect server of this command (the names Prefect's own ``SubprocessASGIServer`` uses)."""
+
+    server_process: subprocess.Popen
+    port: int
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api"
+
+
+_TEMPORARY: list[TemporaryServer] = []
+
+
+def temporary() -> TemporaryServer | None:
+    """The temporary server this process started (:func:`start_temporary`), or None."""
+    return _TEMPORARY[0] if _TEMPORARY else None
+
+
+def _uvicorn(port: int) -> subprocess.Popen:
+    """Prefect's temporary server: the command and environment of Prefect's ``SubprocessASGIServer`` (uvicorn
+    serving ``prefect.server.api.server:create_app`` on the loopback interface, no UI), found without importing
+    Prefect; it dies with this process (:func:`ppdp.flows.settings.popen_dying_with_parent`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("prefect")
+    if spec is None or spec.origin is None:
+        raise ServerError("Prefect is not installed in this environment")
+    app_dir = Path(spec.origin).parent.parent
+    return settings.popen_dying_with_parent(
+        subprocess.Popen,
+        [sys.executable, "-m", "uvicorn", "--app-dir", str(app_dir), "--factory",
+         "prefect.server.api.server:create_app", "--host", "127.0.0.1", "--port", str(port), "--log-level", "error",
+         "--lifespan", "on"],
+        env={**os.environ, **EPHEMERAL_ENV}, stdin=subprocess.DEVNULL)
+
+
+def start_temporary() -> TemporaryServer | None:
+    """Start the run's temporary Prefect server now, without waiting for it, and point this process (and the Dask
+    workers it starts) at it: ``PREFECT_API_URL``. Called by a command that will run a flow, as soon as its spec
+    checks passed, before Prefect and the numerical libraries are imported: the server (about 3 s to answer) starts
+    while the command imports them and Great Expectations (:func:`ppdp.flows.cli.output.server_ready`), instead
+    of after, as Prefect's own temporary server did (and Prefect's server module, about 2 s to import, is not
+    imported by the command). None, and nothing started, when an API is chosen already (the user's, or the local
+    server of :func:`use_local_server`) or the user's settings forbid a temporary server. Stopped at exit
+    (:func:`stop_temporary`)."""
+    if _TEMPORARY:
+        return _TEMPORARY[0]
+    if user_api_url() is not None:
+        return None
+    if os.environ.get("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    port = _free_port()
+    server = TemporaryServer(_uvicorn(port), port)
+    _TEMPORARY.append(server)
+    os.environ["PREFECT_API_URL"] = server.api_url
+    os.environ["PREFECT_UI_URL"] = ""  # no UI is served: no "View at" link to it (Prefect's own showed none)
+    import atexit
+
+    atexit.register(stop_temporary)
+    return server
+
+
+def wait_temporary(timeout: float = START_TIMEOUT) -> None:
+    """Wait until this command's temporary server answers (nothing to wait for without one). A port taken in the
+    meantime: started again on another one (as Prefect does). Raises :class:`ServerError` when it exits or does
+    not answer within ``timeout`` seconds."""
+    server = temporary()
+    if server is None:
+        return
+    deadline = time.monotonic() + timeout
+    while not healthy(server.api_url, timeout=1.0):
+        status = server.server_process.poll()
+        if status == PORT_IN_USE:
+            server.port = _free_port()
+            server.server_process = _uvicorn(server.port)
+            os.environ["PREFECT_API_URL"] = server.api_url
+            context = sys.modules.get("prefect.context")
+            if context is not None:  # Prefect read the old URL when it was imported
+                context.refresh_global_settings_context()
+            continue
+        if status is not None or time.monotonic() > deadline:
+            why = (f"exited with status {status}" if status is not None
+                   else f"did not answer within {timeout:.0f} s")
+            raise ServerError(f"the temporary Prefect server {why}; 'ppdp server start' keeps one running")
+        time.sleep(0.05)
+
+
+def stop_temporary() -> None:
+    """Stop this command's temporary server (an exit handler): the run's queued log lines sent to it first, then
+    SIGTERM, SIGKILL after 5 s."""
+    while _TEMPORARY:
+        process = _TEMPORARY.pop().server_process
+        if process.poll() is None:
+            settings.send_queued_logs()
+            process.terminate()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

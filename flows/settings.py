@@ -159,9 +159,8 @@ def _logs_sent_first(stop):
     @functools.wraps(stop)
     def stop_after_logs(self) -> None:
         process = getattr(self, "server_process", None)
-        handlers = sys.modules.get("prefect.logging.handlers")
-        if process is not None and process.poll() is None and handlers is not None:
-            handlers.APILogWorker.drain_all(timeout=5)
+        if process is not None and process.poll() is None:
+            send_queued_logs()
         stop(self)
 
     setattr(stop_after_logs, DRAINS, True)
@@ -178,10 +177,26 @@ class _DiesWithParent:
         return getattr(self._real, name)
 
     def Popen(self, *args, **kwargs):  # noqa: N802 - stands in for subprocess.Popen
-        kwargs["preexec_fn"] = _pdeathsig_preexec(kwargs.get("preexec_fn"))
-        if threading.current_thread() is threading.main_thread():
-            return self._real.Popen(*args, **kwargs)
-        return _Forker.get().call(self._real.Popen, *args, **kwargs)
+        return popen_dying_with_parent(self._real.Popen, *args, **kwargs)
+
+
+def popen_dying_with_parent(popen, *args, **kwargs):
+    """``popen(*args, **kwargs)`` (``subprocess.Popen``) whose child gets SIGKILL when this process dies (Linux:
+    ``PR_SET_PDEATHSIG``, forked from a thread that lives as long as the process; elsewhere a plain start)."""
+    if not sys.platform.startswith("linux"):
+        return popen(*args, **kwargs)
+    kwargs["preexec_fn"] = _pdeathsig_preexec(kwargs.get("preexec_fn"))
+    if threading.current_thread() is threading.main_thread():
+        return popen(*args, **kwargs)
+    return _Forker.get().call(popen, *args, **kwargs)
+
+
+def send_queued_logs(timeout: float = 5.0) -> None:
+    """Send the log lines Prefect's API log worker still holds (when Prefect's logging is loaded): call it while
+    the server still answers, before stopping a server this process started."""
+    handlers = sys.modules.get("prefect.logging.handlers")
+    if handlers is not None:
+        handlers.APILogWorker.drain_all(timeout=timeout)
 
 
 def _pdeathsig_preexec(inner):

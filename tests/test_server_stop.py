@@ -1,4 +1,5 @@
-"""The temporary Prefect server is stopped only after the run's queued log lines were sent to it (issue 33).
+"""The temporary Prefect server (issue 33): stopped only after the run's queued log lines were sent to it; the CLI's own
+started before Prefect is imported.
 
 Prefect stops its temporary server in an exit handler that runs before ``logging.shutdown``; that shutdown then
 flushed Prefect's API log handler, whose worker could no longer reach the stopped server, and waited its full 5 s
@@ -48,3 +49,49 @@ def test_logs_are_sent_before_the_temporary_server_stops():
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"seen": [True], "second": 0, "exited": True}
+
+
+# -- the CLI's own temporary server (flows/local_server.py), started before Prefect is imported -----------------
+EARLY = """
+import json, os, socket, sys
+from ppdp.flows import local_server
+from ppdp.flows.settings import apply_settings
+apply_settings()
+taken = socket.socket()
+taken.bind(("127.0.0.1", 0))
+taken.listen()
+first = taken.getsockname()[1]
+ports = iter([first])
+free_port = local_server._free_port
+local_server._free_port = lambda: next(ports, None) or free_port()  # the first port chosen is taken already
+server = local_server.start_temporary()
+started = {"url": os.environ["PREFECT_API_URL"], "prefect": "prefect" in sys.modules}
+local_server.wait_temporary(timeout=90)
+moved = server.port != first and os.environ["PREFECT_API_URL"] == server.api_url
+healthy = local_server.healthy(server.api_url)
+process = server.server_process
+local_server.stop_temporary()
+print(json.dumps({**started, "first": first, "moved": moved, "healthy": healthy, "exited": process.poll() is not None,
+                  "left": local_server.temporary() is not None, "prefect_after": "prefect" in sys.modules}))
+"""
+
+
+@pytest.mark.slow  # a real temporary server, started twice (about 10 s); .ci/run runs it
+def test_the_cli_starts_its_temporary_server_without_prefect_and_moves_off_a_taken_port(monkeypatch):
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    done = subprocess.run([sys.executable, "-c", EARLY], capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["url"] == f"http://127.0.0.1:{result['first']}/api"  # set at once, before the server answers
+    assert result["prefect"] is False and result["prefect_after"] is False  # Prefect never imported for it
+    assert result["moved"] and result["healthy"] and result["exited"] and not result["left"]
+
+
+def test_a_chosen_api_starts_no_temporary_server(monkeypatch):
+    from ppdp.flows import local_server
+
+    monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
+    assert local_server.start_temporary() is None and local_server.temporary() is None
+    monkeypatch.delenv("PREFECT_API_URL")
+    monkeypatch.setenv("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "false")
+    assert local_server.start_temporary() is None and local_server.temporary() is None

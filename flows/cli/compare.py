@@ -10,7 +10,16 @@ import typer
 
 from ppdp.flows import settings
 from ppdp.flows.cli import lazy
-from ppdp.flows.cli.output import DEBUG_HELP, RUNNER_HELP, SET_HELP, console_err, fail, internal_error, use_local_server
+from ppdp.flows.cli.output import (
+    DEBUG_HELP,
+    RUNNER_HELP,
+    SET_HELP,
+    console_err,
+    fail,
+    internal_error,
+    server_ready,
+    use_local_server,
+)
 from ppdp.tasks.core.errors import PpdpError
 
 
@@ -48,6 +57,7 @@ def compare(
 
     with console_err.status("comparing methods (progress in the log lines)"):
         try:
+            server_ready()
             result = run_compare(spec, overrides, chosen or None)
         except PpdpError as exc:
             fail(f"error: {exc}", exc.exit_code)

@@ -26,6 +26,7 @@ from ppdp.flows.cli.output import (
     internal_error,
     print_json,
     quiet_prefect,
+    server_ready,
     stdout_kept_for_json,
     use_local_server,
 )
@@ -93,6 +94,7 @@ def run(
         try:
             # on the spec's runner (--runner applied), in a thread of its own: SIGINT and a Prefect cancellation stop
             # it safely (exit 130), a Prefect API gone after the publish does not fail it (ppdp.flows.interrupts)
+            server_ready()
             result = lazy.interrupts.run_guarded(call_flow, release_flow, spec, set_, force=force)
         except PpdpError as exc:
             fail(f"{exc.prefix}: {exc}", exc.exit_code)
@@ -130,6 +132,7 @@ def federate(
 
     with console_err.status("running federation flow (progress in the log lines)"):
         try:
+            server_ready()
             result = run_federation(spec, set_)
         except PpdpError as exc:
             fail(f"{exc.prefix}: {exc}", exc.exit_code)
@@ -165,6 +168,7 @@ def tune(
 
     with console_err.status("tuning (progress in the log lines)"):
         try:
+            server_ready()
             trace = call_flow(tune_flow, spec, overrides)
         except PpdpError as exc:
             fail(f"error: {exc}", exc.exit_code)
