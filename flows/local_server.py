@@ -1,7 +1,9 @@
 """A local Prefect server that ``ppdp`` keeps running between runs (``ppdp server start|stop|status``).
 
-Without one, every ``ppdp run``, ``tune``, ``compare`` and ``federate`` starts Prefect's temporary server (a uvicorn
-child process) and stops it at exit: 12-17 s of every run. ``ppdp server start`` starts ``prefect server start``
+Without one, every ``ppdp run``, ``tune``, ``compare`` and ``federate`` starts a temporary Prefect server (a uvicorn
+child process, :func:`start_temporary`: as soon as the spec checks pass, while the command imports its libraries)
+and stops it at exit: about 1 s of a run (it was 10-17 s while Prefect started it when the flow began and its log
+flush waited 5 s at exit). ``ppdp server start`` starts ``prefect server start``
 once, in the background (its own session: a terminal's Ctrl-C does not reach it), bound to 127.0.0.1 on a free port,
 with its own ``PREFECT_HOME`` under ppdp's config folder (``<config>/prefect-server/``, mode 0700: its SQLite
 database holds flow-run parameters, which are file paths, and ppdp's log lines, which hold no data values) and the
@@ -42,7 +44,7 @@ from ppdp.tasks.keys import config_dir
 FOLDER = "prefect-server"
 STATE = "server.json"
 LOG = "server.log"
-START_TIMEOUT = 90.0  # seconds until the server must answer (12-17 s seen on a loaded 2-core machine)
+START_TIMEOUT = 90.0  # seconds until the server must answer (3-17 s seen on a 2-core machine, idle to loaded)
 STOP_TIMEOUT = 20.0
 SERVER_ENV = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",

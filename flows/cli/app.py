@@ -32,9 +32,9 @@ audit_app = typer.Typer(no_args_is_help=True, help="Read and verify the audit tr
 server_app = typer.Typer(
     no_args_is_help=True,
     help="A local Prefect server kept running between runs, so that ppdp run, tune, compare and federate do not "
-         "each start "
-         "Prefect's temporary server (12-17 s per run). Never started on its own: ppdp server start starts it, "
-         "ppdp server stop stops it. An explicit PREFECT_API_URL (environment or Prefect profile) always wins.")
+         "each start a temporary one (about 1 s per run), and their runs stay in the Prefect UI. Never started on "
+         "its own: ppdp server start starts it, ppdp server stop stops it. An explicit PREFECT_API_URL (environment "
+         "or Prefect profile) always wins.")
 
 
 def _flags_show_no_type() -> None:

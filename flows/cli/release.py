@@ -56,8 +56,8 @@ def run(
     SPEC is a release spec (YAML). examples/ holds one for each method (ppdp run examples/census_demo.yaml is the
     quickest start); schemas/release.schema.json describes every key.
 
-    Each run starts Prefect's temporary server (12-17 s) unless a Prefect server is running: ppdp server start
-    keeps a local one for later runs (it is never started on its own: see ppdp server --help).
+    Each run starts a temporary Prefect server (about 1 s of the run) unless a Prefect server is running: ppdp
+    server start keeps a local one for later runs (it is never started on its own: see ppdp server --help).
 
     Ctrl-C stops a run safely: before the release is renamed into place nothing is published (the audit trail
     records the interruption); after, the release is complete. A Prefect server that stops answering after the
