@@ -23,7 +23,9 @@ quick); the server itself is ``python -m prefect server start`` of this interpre
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import importlib.util
 import json
 import os
 import signal
@@ -268,8 +270,6 @@ def _uvicorn(port: int) -> subprocess.Popen:
     """Prefect's temporary server: the command and environment of Prefect's ``SubprocessASGIServer`` (uvicorn
     serving ``prefect.server.api.server:create_app`` on the loopback interface, no UI), found without importing
     Prefect; it dies with this process (:func:`ppdp.flows.settings.popen_dying_with_parent`)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("prefect")
     if spec is None or spec.origin is None:
         raise ServerError("Prefect is not installed in this environment")
@@ -293,7 +293,7 @@ def start_temporary() -> TemporaryServer | None:
     (:func:`stop_temporary`)."""
     if _TEMPORARY:
         return _TEMPORARY[0]
-    if user_api_url() is not None:
+    if user_api_url() is not None or _prefect_api_url() is not None:
         return None
     if os.environ.get("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "").strip().lower() in ("0", "false", "no", "off"):
         return None
@@ -302,10 +302,26 @@ def start_temporary() -> TemporaryServer | None:
     _TEMPORARY.append(server)
     os.environ["PREFECT_API_URL"] = server.api_url
     os.environ["PREFECT_UI_URL"] = ""  # no UI is served: no "View at" link to it (Prefect's own showed none)
-    import atexit
-
+    _refresh_prefect()
     atexit.register(stop_temporary)
     return server
+
+
+def _prefect_api_url() -> str | None:
+    """The API URL of an imported Prefect's current settings (a ``temporary_settings`` block, e.g. a test
+    harness's), or None (none set, or Prefect not imported: nothing to ask it without importing it)."""
+    if "prefect.settings" not in sys.modules:
+        return None
+    value = sys.modules["prefect.settings"].PREFECT_API_URL.value()
+    return str(value) if value else None
+
+
+def _refresh_prefect() -> None:
+    """An imported Prefect read the environment when it was imported (``--runner`` imports it before the server is
+    chosen): its global settings read it again."""
+    context = sys.modules.get("prefect.context")
+    if context is not None:
+        context.refresh_global_settings_context()
 
 
 def wait_temporary(timeout: float = START_TIMEOUT) -> None:
@@ -322,9 +338,7 @@ def wait_temporary(timeout: float = START_TIMEOUT) -> None:
             server.port = _free_port()
             server.server_process = _uvicorn(server.port)
             os.environ["PREFECT_API_URL"] = server.api_url
-            context = sys.modules.get("prefect.context")
-            if context is not None:  # Prefect read the old URL when it was imported
-                context.refresh_global_settings_context()
+            _refresh_prefect()  # Prefect, imported by now, read the old URL
             continue
         if status is not None or time.monotonic() > deadline:
             why = (f"exited with status {status}" if status is not None

@@ -87,11 +87,30 @@ def test_the_cli_starts_its_temporary_server_without_prefect_and_moves_off_a_tak
     assert result["moved"] and result["healthy"] and result["exited"] and not result["left"]
 
 
-def test_a_chosen_api_starts_no_temporary_server(monkeypatch):
+@pytest.fixture
+def no_leak(monkeypatch):
+    """A server the code under test wrongly starts is stopped, and its URL leaves this process's environment."""
     from ppdp.flows import local_server
 
+    monkeypatch.setenv("PREFECT_API_URL", "")
+    monkeypatch.setenv("PREFECT_UI_URL", "")
+    yield local_server
+    local_server.stop_temporary()
+
+
+def test_a_chosen_api_starts_no_temporary_server(no_leak, monkeypatch):
     monkeypatch.setenv("PREFECT_API_URL", "http://127.0.0.1:9/api")
-    assert local_server.start_temporary() is None and local_server.temporary() is None
+    assert no_leak.start_temporary() is None and no_leak.temporary() is None
     monkeypatch.delenv("PREFECT_API_URL")
     monkeypatch.setenv("PREFECT_SERVER_ALLOW_EPHEMERAL_MODE", "false")
-    assert local_server.start_temporary() is None and local_server.temporary() is None
+    assert no_leak.start_temporary() is None and no_leak.temporary() is None
+
+
+def test_the_api_of_prefects_own_settings_starts_no_temporary_server(no_leak, prefect_harness, monkeypatch):
+    """The CLI run in a process where Prefect is imported and its settings name an API (a test harness, a user's
+    ``temporary_settings``): that API is used; none is started beside it."""
+    from prefect.settings import PREFECT_API_URL
+
+    monkeypatch.delenv("PREFECT_API_URL")
+    assert PREFECT_API_URL.value()  # the harness's server
+    assert no_leak.start_temporary() is None and no_leak.temporary() is None

@@ -17,9 +17,9 @@ from ppdp.flows.cli.output import (
     console_err,
     fail,
     internal_error,
-    server_ready,
     use_local_server,
 )
+from ppdp.flows.cli.startup import server_ready
 from ppdp.tasks.core.errors import PpdpError
 
 

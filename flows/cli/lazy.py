@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ppdp import expectations as expectations
     from ppdp.flows import interrupts as interrupts
     from ppdp.flows.cli import audit_entries as audit_entries
     from ppdp.flows.cli import checks as checks
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ppdp.tasks.privacy import series as privacy_series  # noqa: F401 - the name MODULES gives it
 
 MODULES = {
+    "expectations": "ppdp.expectations",
     "interrupts": "ppdp.flows.interrupts",
     "audit_entries": "ppdp.flows.cli.audit_entries",
     "checks": "ppdp.flows.cli.checks",

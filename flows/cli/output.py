@@ -124,21 +124,9 @@ def stdout_kept_for_json(as_json: bool):
 def use_local_server() -> None:
     """Use the local Prefect server of ``ppdp server start`` when it runs (and no PREFECT_API_URL was chosen), else
     start the run's temporary server now (:func:`ppdp.flows.local_server.start_temporary`); before Prefect is
-    imported. :func:`server_ready` before the flow runs."""
+    imported. :func:`ppdp.flows.cli.startup.server_ready` before the flow runs."""
     if local_server.use_local_server() is None:
         local_server.start_temporary()
-
-
-def server_ready() -> None:
-    """Just before the flow runs: while the temporary server this command started is starting, import what the
-    ingest step imports (Great Expectations: 2-3 s, otherwise spent inside the step), then wait until the server
-    answers. Nothing to do with a server that runs already."""
-    if local_server.temporary() is None:
-        return
-    from ppdp.expectations import preload  # heavy: Great Expectations, while the server starts
-
-    preload()
-    local_server.wait_temporary()
 
 
 def names(text: str | None) -> list[str]:

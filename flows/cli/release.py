@@ -26,10 +26,10 @@ from ppdp.flows.cli.output import (
     internal_error,
     print_json,
     quiet_prefect,
-    server_ready,
     stdout_kept_for_json,
     use_local_server,
 )
+from ppdp.flows.cli.startup import server_ready
 from ppdp.tasks.core.errors import PpdpError
 
 
