@@ -127,7 +127,7 @@ def report(runs: list[dict], published: dict[str, tuple[int, int, str]]) -> str:
         f"`python -m benchmarks.compare_adult` ({datetime.now(UTC):%Y-%m-%d %H:%M} UTC), {os.cpu_count()} CPUs; "
         f"`ppdp compare examples/adult.yaml --runner R` ({rows} input rows, `?` read as missing; every registered "
         "method, each tuned with its default strategy). Each run is a fresh process with Prefect's "
-        "temporary server (its start, about 10 s, is in the wall time). Memory: RSS sampled every 0.2 s with psutil "
+        "temporary server (its start and stop are in the wall time). Memory: RSS sampled every 0.2 s with psutil "
         "(sampled peaks): the `ppdp` process, the processes under it (Dask's scheduler and workers) and Prefect's "
         "server apart; \"total\" is the peak of their sum.",
         "",
