@@ -343,7 +343,9 @@ def wait_temporary(timeout: float = START_TIMEOUT) -> None:
         if status is not None or time.monotonic() > deadline:
             why = (f"exited with status {status}" if status is not None
                    else f"did not answer within {timeout:.0f} s")
-            raise ServerError(f"the temporary Prefect server {why}; 'ppdp server start' keeps one running")
+            home = os.environ.get("PREFECT_HOME") or "~/.prefect"
+            raise ServerError(f"the temporary Prefect server {why} (its PREFECT_HOME: {home}); set PREFECT_API_URL to "
+                              "a Prefect server that runs, or see the server's own messages above")
         time.sleep(0.05)
 
 

@@ -269,6 +269,48 @@ def test_cached_fitness_equals_direct_inner_cv_accuracy(inducer):
         assert acc == pytest.approx(np.mean(accs))
 
 
+def _general_rule_accuracy(cache: dmpd.Cache, partition) -> float:
+    """The tree inducer's inner-CV accuracy by the general rule: a (rows, classes) score table, argmax."""
+    accs = []
+    for f, fold in enumerate(cache._folds):
+        s = np.broadcast_to(-(len(partition) - 1) * fold.logprior, (len(fold.val), cache.n_classes)).copy()
+        for g in partition:
+            s += cache._tree_lp(f, g)
+        accs.append(float(np.mean(np.argmax(s, axis=1) == fold.y_val)))
+    return float(np.mean(accs))
+
+
+@FAST
+@given(seed=st.integers(0, 10_000), n=st.integers(8, 120), d=st.integers(1, 5), max_card=st.integers(2, 4),
+       parts=st.integers(0, 10_000))
+def test_two_class_accuracy_is_the_general_rule_bit_for_bit(seed, n, d, max_card, parts):
+    """Two classes take a shorter path (one score column per class): equal to the general rule's figure exactly, on
+    small tables whose leaves often tie (equal scores: the first class, as argmax)."""
+    codes, cards, y = _table(seed, n, d, max_card)
+    cache = dmpd.Cache()
+    cache.bind(codes, cards, y, 2, "tree", 3, seed)
+    rng = np.random.default_rng(parts)
+    for _ in range(6):
+        partition = dmpd._labels_to_partition(rng.integers(-1, d, size=d))
+        assert cache.partition_accuracy(partition) == _general_rule_accuracy(cache, partition)
+
+
+def test_two_class_accuracy_breaks_ties_as_argmax():
+    """Scores tied on every row: argmax predicts the first class, and so must the two-class path. Seven rows of
+    class 0 and six of class 1, one constant column (the tree is its root: the prior's counts), two stratified
+    folds: fold 0 trains on 3 + 3 rows (tied scores: class 0 predicted) and validates 4 + 3; fold 1 trains on 4 + 3
+    (class 0) and validates 3 + 3. Accuracy (4/7 + 3/6) / 2; predicting class 1 on the ties would give (3/7 + 3/6) / 2."""
+    codes = np.zeros((13, 1), dtype=np.int32)
+    y = np.array([0] * 7 + [1] * 6)
+    cache = dmpd.Cache()
+    cache.bind(codes, [2], y, 2, "tree", 2, 3)
+    assert sorted(np.bincount(fold.y_val, minlength=2).tolist() for fold in cache._folds) == [[3, 3], [4, 3]]
+    for partition in [(), ((0,),)]:
+        got = cache.partition_accuracy(partition)
+        assert got == _general_rule_accuracy(cache, partition)
+        assert got == pytest.approx((4 / 7 + 3 / 6) / 2)
+
+
 def test_cache_is_shared_across_k_and_refuses_other_data():
     codes, cards, y = _table(8, 120, 5, 4)
     cache = dmpd.Cache()
