@@ -299,7 +299,8 @@ def test_two_class_accuracy_breaks_ties_as_argmax():
     """Scores tied on every row: argmax predicts the first class, and so must the two-class path. Seven rows of
     class 0 and six of class 1, one constant column (the tree is its root: the prior's counts), two stratified
     folds: fold 0 trains on 3 + 3 rows (tied scores: class 0 predicted) and validates 4 + 3; fold 1 trains on 4 + 3
-    (class 0) and validates 3 + 3. Accuracy (4/7 + 3/6) / 2; predicting class 1 on the ties would give (3/7 + 3/6) / 2."""
+    (class 0) and validates 3 + 3. Accuracy (4/7 + 3/6) / 2; class 1 predicted on the ties would give (3/7 + 3/6) / 2.
+    """
     codes = np.zeros((13, 1), dtype=np.int32)
     y = np.array([0] * 7 + [1] * 6)
     cache = dmpd.Cache()
