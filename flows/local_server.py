@@ -286,7 +286,7 @@ def start_temporary() -> TemporaryServer | None:
     """Start the run's temporary Prefect server now, without waiting for it, and point this process (and the Dask
     workers it starts) at it: ``PREFECT_API_URL``. Called by a command that will run a flow, as soon as its spec
     checks passed, before Prefect and the numerical libraries are imported: the server (about 3 s to answer) starts
-    while the command imports them and Great Expectations (:func:`ppdp.flows.cli.output.server_ready`), instead
+    while the command imports them and Great Expectations (:func:`ppdp.flows.cli.startup.server_ready`), instead
     of after, as Prefect's own temporary server did (and Prefect's server module, about 2 s to import, is not
     imported by the command). None, and nothing started, when an API is chosen already (the user's, or the local
     server of :func:`use_local_server`) or the user's settings forbid a temporary server. Stopped at exit
@@ -334,7 +334,7 @@ def wait_temporary(timeout: float = START_TIMEOUT) -> None:
     deadline = time.monotonic() + timeout
     while not healthy(server.api_url, timeout=1.0):
         status = server.server_process.poll()
-        if status == PORT_IN_USE:
+        if status == PORT_IN_USE and time.monotonic() <= deadline:
             server.port = _free_port()
             server.server_process = _uvicorn(server.port)
             os.environ["PREFECT_API_URL"] = server.api_url
