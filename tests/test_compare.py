@@ -177,13 +177,18 @@ def test_the_most_accurate_method_is_not_recommended_when_it_is_below_the_floor(
     spec = load_spec(spec_file(workspace, privacy={"k": 10}, method={"name": "mdav"},
                                tuning={"strategy": "bisect", "choice": "paper"},
                                utility__rank_by="accuracy_ratio"))  # the rule documented() writes (issue 35)
-    result = compare.compare_in_process(spec, ["condensation", "mdav"])
-    mdav, condensation = result.row("mdav"), result.row("condensation")
+    # Two candidates that can pass: which of them does depends on 1-NN accuracies on 60 held-out rows, whose ties
+    # fall differently with another machine's floating point (condensation passed on one machine, stopped at k = 10
+    # below the floor on another, where Mondrian passed)
+    result = compare.compare_in_process(spec, ["condensation", "mdav", "mondrian"])
+    mdav = result.row("mdav")
     assert mdav.floor_holds is False and mdav.status == "refused"
     assert mdav.reason.startswith("safety floor failed: average risk") and "\n" not in mdav.reason
-    assert mdav.accuracy_ratio > condensation.accuracy_ratio  # the most accurate of the two...
-    assert result.recommended == "condensation" == documented(result.rows)  # ...is not the one recommended
-    assert result.recommendation.startswith(f"condensation: accuracy ratio {condensation.accuracy_ratio:.2f} at k=")
+    assert result.recommended in ("condensation", "mondrian") and result.recommended == documented(result.rows)
+    chosen = result.row(result.recommended)
+    assert chosen.status == "passes" and chosen.floor_holds
+    assert mdav.accuracy_ratio > chosen.accuracy_ratio  # the more accurate method is not the one recommended
+    assert result.recommendation.startswith(f"{chosen.method}: accuracy ratio {chosen.accuracy_ratio:.2f} at k=")
 
 
 def test_a_table_without_numeric_attributes_lists_the_numeric_methods_as_not_applicable(tmp_path):
