@@ -17,7 +17,6 @@ import logging
 import os
 import shutil
 import socket
-import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -28,7 +27,7 @@ from distributed.comm import connect
 from prefect.settings import PREFECT_API_URL, get_current_settings, temporary_settings
 from prefect_dask import DaskTaskRunner
 
-from ppdp.flows.settings import FORCED, exit_now
+from ppdp.flows.settings import FORCED, exit_now, reread_environment
 from ppdp.tasks.core.errors import SpecError
 
 PRELOAD = "ppdp.flows.release"
@@ -309,21 +308,13 @@ class WorkerSettings(WorkerPlugin):
         current = os.environ.get("PREFECT_API_URL")
         if self.api_url and (not current or current == os.environ.get(self.MARK)):
             os.environ["PREFECT_API_URL"] = os.environ[self.MARK] = self.api_url
-        _refresh_prefect_settings()
+        reread_environment()
 
     def teardown(self, worker) -> None:
         mark = os.environ.pop(self.MARK, None)
         if mark is not None and os.environ.get("PREFECT_API_URL") == mark:
             del os.environ["PREFECT_API_URL"]
-        _refresh_prefect_settings()
-
-
-def _refresh_prefect_settings() -> None:
-    """Prefect's global settings read again from the environment, if Prefect is imported (else it reads them when
-    it is)."""
-    context = sys.modules.get("prefect.context")
-    if context is not None:
-        context.refresh_global_settings_context()
+        reread_environment()
 
 
 @contextlib.contextmanager

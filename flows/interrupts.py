@@ -64,7 +64,7 @@ class _Api:
     def servers() -> list[Any]:
         """The temporary servers this process started: the CLI's own (:mod:`ppdp.flows.local_server`) and
         Prefect's (the Python API, a Dask runner's)."""
-        found: list[Any] = [] if local_server.temporary() is None else [local_server.temporary()]
+        found: list[Any] = [local_server.temporary()]
         module = sys.modules.get("prefect.server.api.server")
         if module is not None:
             found += list(module.SubprocessASGIServer._instances.values())

@@ -300,11 +300,17 @@ def start_temporary() -> TemporaryServer | None:
     port = _free_port()
     server = TemporaryServer(_uvicorn(port), port)
     _TEMPORARY.append(server)
-    os.environ["PREFECT_API_URL"] = server.api_url
-    os.environ["PREFECT_UI_URL"] = ""  # no UI is served: no "View at" link to it (Prefect's own showed none)
-    _refresh_prefect()
+    _point_at(server)
     atexit.register(stop_temporary)
     return server
+
+
+def _point_at(server: TemporaryServer) -> None:
+    """This process (and the processes it starts) use ``server``; an imported Prefect, which read the environment
+    when it was imported (``--runner`` imports it before the server is chosen), reads it again."""
+    os.environ["PREFECT_API_URL"] = server.api_url
+    os.environ["PREFECT_UI_URL"] = ""  # no UI is served: no "View at" link to it (Prefect's own showed none)
+    settings.reread_environment()
 
 
 def _prefect_api_url() -> str | None:
@@ -314,14 +320,6 @@ def _prefect_api_url() -> str | None:
         return None
     value = sys.modules["prefect.settings"].PREFECT_API_URL.value()
     return str(value) if value else None
-
-
-def _refresh_prefect() -> None:
-    """An imported Prefect read the environment when it was imported (``--runner`` imports it before the server is
-    chosen): its global settings read it again."""
-    context = sys.modules.get("prefect.context")
-    if context is not None:
-        context.refresh_global_settings_context()
 
 
 def wait_temporary(timeout: float = START_TIMEOUT) -> None:
@@ -337,8 +335,7 @@ def wait_temporary(timeout: float = START_TIMEOUT) -> None:
         if status == PORT_IN_USE and time.monotonic() <= deadline:
             server.port = _free_port()
             server.server_process = _uvicorn(server.port)
-            os.environ["PREFECT_API_URL"] = server.api_url
-            _refresh_prefect()  # Prefect, imported by now, read the old URL
+            _point_at(server)  # Prefect, imported by now, read the old URL
             continue
         if status is not None or time.monotonic() > deadline:
             why = (f"exited with status {status}" if status is not None

@@ -77,6 +77,14 @@ def prefect_persists() -> bool | None:
                 or current.results.persist_by_default)
 
 
+def reread_environment() -> None:
+    """Prefect's global settings read again from the environment, if Prefect is imported (else it reads them when
+    it is): after this process changed ``PREFECT_API_URL``."""
+    context = sys.modules.get("prefect.context")
+    if context is not None:
+        context.refresh_global_settings_context()
+
+
 def refresh_prefect_settings() -> None:
     """Prefect reads the environment into its global settings when it is imported: if it was imported before
     :func:`apply_settings` (a Prefect worker, a user's script), refresh them from the environment now."""
