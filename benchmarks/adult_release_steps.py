@@ -21,13 +21,15 @@ absent.
 
 ``--whole`` times whole processes instead, back to back, ``--repeats`` rounds: the floor of the release's data work
 (a Python process that reads the CSV with pandas, groups it by the spec's 7 quasi-identifiers and writes Parquet
-with pyarrow), then ``ppdp run examples/adult.yaml --timings`` in the default environment (no thread variable set:
-what a user's shell gives) and with ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``, each publishing into a temporary
-root with a fresh ``PPDP_CONFIG_DIR`` and Prefect's temporary server (unless ``PREFECT_API_URL`` is set). It prints
-each run's wall and CPU seconds (the process and its children: the temporary server's too), the medians, the
-ratios default / one thread and run / floor, and each step's share of the run from ``--timings``. ``--server`` adds
-a third run per round against a Prefect server kept running (``ppdp server start`` before the rounds, its start not
-counted; ``PREFECT_API_URL`` names it), as daily use runs it (docs/daily-use.md).
+with pyarrow); the same process importing Prefect and Great Expectations first (the frameworks every release loads:
+a lower bound of any release built on them, with no flow, server or check run); then ``ppdp run examples/adult.yaml
+--timings`` in the default environment (no thread variable set: what a user's shell gives) and with
+``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1``, each publishing into a temporary root with a fresh ``PPDP_CONFIG_DIR``
+and Prefect's temporary server (unless ``PREFECT_API_URL`` is set). It prints each run's wall and CPU seconds (the
+process and its children: the temporary server's too), the medians, the ratios default / one thread and run /
+floor, and each step's share of the run from ``--timings``. ``--server`` adds a third run per round against a
+Prefect server kept running (``ppdp server start`` before the rounds, its start not counted; ``PREFECT_API_URL``
+names it), as daily use runs it (docs/daily-use.md).
 
 ``--smoke`` (``make bench-smoke``): the spec's source replaced by 300 rows of Adult (a generated stand-in where
 ../shared/data is absent), one run per step (with ``--whole``: one round).
@@ -65,6 +67,11 @@ frame = pd.read_csv(sys.argv[1], na_values=["?"], skipinitialspace=True)
 sizes = frame.groupby(sys.argv[3].split(","), dropna=False, observed=True).size()
 frame.to_parquet(sys.argv[2], engine="pyarrow")
 """
+# the floor's work in a process that first imports the two frameworks every release must load: its flow engine
+# (Prefect) and its input checks (Great Expectations). No flow, no server, no check runs: a lower bound of any
+# release built on them
+STACK_FLOOR = "import prefect, great_expectations  # noqa: F401, E401\n" + FLOOR
+STACK = "floor, Prefect and Great Expectations imported"
 
 
 def _child_cpu() -> float:
@@ -106,6 +113,9 @@ def _rounds(spec_path: Path, data: Path, overrides: list[str], qis: list[str], r
         runs["floor"].append(_timed([sys.executable, "-c", FLOOR, str(data), f"{tmp}/floor.parquet",
                                      ",".join(qis)], base)[:2])
         print(f"  round {r + 1}: floor {runs['floor'][-1][0]:.2f} s (load {_load():.2f})", flush=True)
+        runs[STACK].append(_timed([sys.executable, "-c", STACK_FLOOR, str(data), f"{tmp}/stack.parquet",
+                                   ",".join(qis)], base)[:2])
+        print(f"  round {r + 1}: {STACK} {runs[STACK][-1][0]:.2f} s (load {_load():.2f})", flush=True)
         for mode, env in modes.items():
             folder = Path(tmp) / f"{mode.replace(' ', '_')}-{r}"
             env = {**env, "PPDP_CONFIG_DIR": str(folder / "config")}
@@ -147,7 +157,7 @@ def whole(spec_path: Path, data: Path, sets: list[str], repeats: int, both: bool
     with tempfile.TemporaryDirectory(prefix="ppdp-bench-") as tmp:
         if server:
             modes["kept server"] = {**base, "PREFECT_API_URL": _kept_server(Path(tmp) / "server", ppdp, base)}
-        runs: dict[str, list[tuple[float, float]]] = {"floor": [], **{m: [] for m in modes}}
+        runs: dict[str, list[tuple[float, float]]] = {"floor": [], STACK: [], **{m: [] for m in modes}}
         shares: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
         try:
             _rounds(spec_path, data, overrides, qis, repeats, modes, runs, shares, tmp, ppdp, base)
