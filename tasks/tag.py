@@ -50,6 +50,7 @@ from ppdp.schemas.base import ColumnKind, Role
 from ppdp.schemas.reports import ColumnTag, Roles
 from ppdp.tasks.core.errors import SpecError
 from ppdp.tasks.core.groups import unique_share
+from ppdp.tasks.core.labels import column_label
 from ppdp.tasks.utility import check_regression_targets
 
 if TYPE_CHECKING:
@@ -320,11 +321,6 @@ def _kind_note(kind: ColumnKind, series: pd.Series, declared: bool) -> str:
     return ""
 
 
-def column_label(position: int, name: str) -> str:
-    """How messages name a column: ``column 3 ('age')`` (0-based position)."""
-    return f"column {position} ({name!r})"
-
-
 def tag_columns(frame: pd.DataFrame, spec: ReleaseSpec) -> Roles:
     """Give every column of ``frame`` a role, a kind, a treatment and the reason for them, as the spec declares
     and tags them (:func:`tag_frame`); a ``utility.regression`` column that is not a numeric attribute is a
@@ -420,7 +416,7 @@ def _tag_risky(frame: pd.DataFrame, undeclared: list[str], tagging: TaggingSpec,
                 tags.put(name, Role.identifier, infer_kind(frame[name], Role.identifier), "auto", rule[1])
     risky = {name: "; ".join(r.values()) for name, r in risks.items() if name not in tags.tags}
     if risky and tagging.undeclared == "refuse":
-        listed = "; ".join(f"{column_label(tags.position[n], n)}: {r}" for n, r in risky.items())
+        listed = "; ".join(f"{column_label(tags.position[n] + 1, n)}: {r}" for n, r in risky.items())
         raise SpecError(
             f"spec tagging.undeclared is refuse and {len(risky)} undeclared column(s) could identify someone or "
             f"carry free text: {listed}; declare them in columns, or set tagging.undeclared to drop or keep"

@@ -275,7 +275,7 @@ def test_undeclared_modes_drop_refuse_keep(tmp_path):
     with pytest.raises(SpecError) as info:
         tag_columns(frame, _spec(tmp_path, tagging={"undeclared": "refuse"}))
     message = str(info.value)
-    assert "column 1 ('tax_ref')" in message and "column 3 ('remarks')" in message and "\n" not in message
+    assert "column 2 ('tax_ref')" in message and "column 4 ('remarks')" in message and "\n" not in message
     assert "tagging.undeclared" in message
 
     kept = tag_columns(frame, _spec(tmp_path, tagging={"undeclared": "keep"}))  # the old rules only
@@ -284,6 +284,16 @@ def test_undeclared_modes_drop_refuse_keep(tmp_path):
     assert kept.dropped == ["remarks"] and kept.attributes == ["colour", "tax_ref"]
     protected = protect_identifiers(frame, kept, IdentifierPolicy(action="drop"), None)
     assert list(protected.columns) == ["colour", "tax_ref", "label"]
+
+
+def test_the_refusal_names_columns_as_every_message_does_and_never_a_data_like_name(tmp_path):
+    """1-based positions, as the ingest step's messages (``tasks.core.labels.column_label``); a column whose name
+    is a data value (a headerless file read with its first row as the header) is named by position alone."""
+    frame = _risky_frame().rename(columns={"tax_ref": "123-45-6789"})
+    with pytest.raises(SpecError) as info:
+        tag_columns(frame, _spec(tmp_path, tagging={"undeclared": "refuse"}))
+    message = str(info.value)
+    assert "column 2:" in message and "123-45-6789" not in message and "column 4 ('remarks')" in message
 
 
 def test_conservative_rules_apply_with_auto_tagging_off(tmp_path):
