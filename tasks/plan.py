@@ -187,6 +187,8 @@ def settle_rows(spec: ReleaseSpec, method: shapes.Method, protected: pd.DataFram
                 runner: Runner = PLAIN) -> shapes.PreparedRows:
     """The hold-out (keyed by ``prints``, stable under ``series.keep_groups``; only when a classifier is trained: a
     class column declared, utility.classifier not none) and the rows ``method``'s shape publishes."""
+    if spec.classifies:
+        rare.check_classes_left(merged, roles, rare_report)
     train, test, joined = runner.call(HOLD_OUT, merged, roles.class_column if spec.classifies else None,
                                       spec.utility.test_fraction, spec.seed, prints, spec.series.keep_groups)
     return runner.call(SETTLE, method, merged, train, test, roles, spec.rare_k, rare_report, prints, joined,

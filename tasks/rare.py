@@ -47,6 +47,7 @@ import pandas as pd
 from ppdp.schemas.reports import ColumnTag, RareCategoryColumn, RareCategoryReport, Roles
 from ppdp.schemas.spec import ColumnKind, Role
 from ppdp.tasks.core.errors import InputError
+from ppdp.tasks.core.labels import column_label, key_text
 
 RARE_TOKEN = "__ppdp_rare__"
 _NULLABLE = {"i": "Int", "u": "UInt"}
@@ -214,6 +215,29 @@ def merge_rare_categories(frame: pd.DataFrame, roles: Roles, k: int, skip: tuple
     report = RareCategoryReport(k=k, columns_checked=len(tags), columns=columns, rows_in=rows_in,
                                 rows_out=len(out))
     return out, report
+
+
+def check_classes_left(frame: pd.DataFrame, roles: Roles, report: RareCategoryReport) -> None:
+    """Raise :class:`InputError` when the rule left the rows of rare class labels out (``rows_removed``) and fewer
+    than two classes remain, saying why (counts only): the hold-out would otherwise report a single class in a
+    column that held many (a numeric target, each value seen a few times)."""
+    cls = roles.class_column
+    removed = [c for c in report.columns if c.name == cls and c.action == "rows_removed"]
+    if cls is None or not removed or int(frame[cls].nunique(dropna=True)) >= 2:
+        return
+    col = removed[0]
+    label = column_label(col.position + 1, col.name) if col.position is not None else f"column {key_text(col.name)}"
+    left = int(frame[cls].nunique(dropna=True))
+    raise InputError(
+        f"class {label}: {_n(col.values_merged)} of its labels are each seen fewer than k = {report.k} times, and "
+        f"their {_n(col.cells_affected)} rows are left out (a label that is a number is never merged; text labels "
+        f"are merged only when together they reach k rows), leaving {left} class{'' if left == 1 else 'es'}: "
+        "nothing to classify (a numeric target with many values is not a class: give the column another role and "
+        "measure it with utility.regression, or bin it into classes first)")
+
+
+def _n(count: int) -> str:
+    return f"{count:,}"
 
 
 def merge_rare_on_published(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, k: int,

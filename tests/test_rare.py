@@ -237,3 +237,31 @@ def test_decoders_emit_only_values_that_pass_the_rule():
             seen = protected[column].value_counts()
             for value in published[column].dropna().unique():
                 assert seen.get(value, 0) >= spec.rare_k or str(value).startswith(RARE_TOKEN), column
+
+
+def test_a_class_of_numbers_left_with_one_label_is_refused_saying_why():
+    """A numeric target read as the class (each value seen a few times): the rule leaves the rows of its rare
+    labels out, one label remains, and the release plan refuses it naming the column, the counts and what to do,
+    not merely "a single class" (the column held 60 values); never a value."""
+    from ppdp.schemas.spec import ReleaseSpec
+    from ppdp.tasks import plan
+    from ppdp.tasks.sanitize.registry import method_class
+    from ppdp.tasks.tag import protect_identifiers, tag_columns
+    from tests.conftest import base_spec, census
+
+    frame = census(500, seed=4)
+    frame["income"] = np.where(np.arange(500) < 200, 1000.0, 1001.0 + np.arange(500) % 60 * 17.5)
+    spec = ReleaseSpec.model_validate(base_spec(Path("in.csv"), Path("releases")))
+    roles = tag_columns(frame, spec)
+    protected = protect_identifiers(frame, roles, spec.identifiers, None)
+    with pytest.raises(InputError) as info:
+        plan.prepare_rows(spec, method_class(spec.method.name), protected, roles)
+    message = str(info.value)
+    position = list(frame.columns).index("income") + 1
+    assert message.startswith(f"class column {position} ('income'): 60 of its labels are each seen fewer than k = 10")
+    assert "300 rows are left out" in message and "leaving 1 class" in message and "utility.regression" in message
+    assert "1000" not in message and "1001" not in message
+    # two labels left: no refusal here (the hold-out goes on)
+    two = frame.assign(income=np.where(np.arange(500) < 250, 5.0, 6.0))
+    plan.prepare_rows(spec, method_class(spec.method.name), protect_identifiers(two, roles, spec.identifiers, None),
+                      roles)
