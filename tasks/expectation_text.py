@@ -175,7 +175,8 @@ def _column_sentence(kind: str, kwargs: dict[str, Any], meta: dict[str, Any], la
     if kind == "expect_column_values_to_match_regex":
         regex = kwargs.get("regex")
         if meta.get("ppdp") == NUMERIC_META or (isinstance(regex, str) and regex.startswith(r"^\s*[-+]?")):
-            return f"{label}: {_rows(count or 0, total)} not a number{at}"
+            return (f"{label}: {_rows(count or 0, total)} not a number{at}: make them numbers or missing (a "
+                    "missing-value marker goes in source.na_values)")
         if regex == PSEUDONYM_PATTERN:
             return f"{label}: {_rows(count or 0, total)} not a pseudonym (64 hexadecimal digits){at}"
         return f"{label}: {_rows(count or 0, total)} not of the expected form{at}"

@@ -88,8 +88,8 @@ def test_text_in_a_number_column_is_counted_with_its_first_data_row(workspace):
     frame.loc[16, "age"] = CANARY  # data row 17
     frame.loc[40, "age"] = CANARY + "2"
     line, _ = refusal(workspace, frame)
-    assert (f"column {position(frame, 'age')} ('age'): 2 of 600 rows are not a number (first at data row 17)"
-            in line), line
+    assert (f"column {position(frame, 'age')} ('age'): 2 of 600 rows are not a number (first at data row 17): "
+            "make them numbers or missing (a missing-value marker goes in source.na_values)" in line), line
     assert "expect_" not in line  # no Great Expectations names
 
 
