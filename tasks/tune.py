@@ -325,7 +325,8 @@ def grid_values(low: float, high: float, buckets: int | None, integer: bool, log
         return sorted({float(round(v)) for v in np.linspace(low, high, buckets)})
     n = buckets or 10
     values = np.geomspace(low, high, n) if log and low > 0 else np.linspace(low, high, n)
-    return sorted({float(v) for v in values})
+    # clipped: geomspace's inner values of a one-point range (low == high) come out above it by rounding
+    return sorted({float(v) for v in np.clip(values, low, high)})
 
 
 def _figure(e: Evaluation) -> float:

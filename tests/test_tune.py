@@ -272,3 +272,17 @@ def test_a_strategy_that_searches_no_range_has_no_most_private_value():
                               PrivacyThresholds(k=20)) == ("k", 501)
     assert most_private_value(TuningSpec(strategy="bisect", max=100), Condensation(), domains,
                               PrivacyThresholds(k=20)) == ("k", 100)
+
+
+@settings(max_examples=200, deadline=None)
+@given(low=st.floats(1e-6, 1e6), factor=st.sampled_from([1.0, 1.0 + 1e-12, 1.5, 1000.0]),
+       buckets=st.one_of(st.none(), st.integers(2, 20)), log=st.booleans())
+def test_grid_values_stay_within_the_range(low, factor, buckets, log):
+    """A grid never evaluates a value outside [low, high] (geomspace's inner values of a one-point range came out
+    above it by rounding: 0.020000000000000004 for low = high = 0.02), and it holds both ends."""
+    from ppdp.tasks.tune import grid_values
+
+    high = low * factor
+    values = grid_values(low, high, buckets, integer=False, log=log)
+    assert min(values) == low and max(values) == high
+    assert all(low <= v <= high for v in values)
