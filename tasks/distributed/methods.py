@@ -10,8 +10,9 @@ from typing import Any
 
 from ppdp.schemas.reports import Roles
 from ppdp.schemas.spec import ReleaseSpec
+from ppdp.tasks.core.counts import Counts
 from ppdp.tasks.core.errors import SpecError
-from ppdp.tasks.distributed.inputs import Inputs
+from ppdp.tasks.distributed.inputs import Inputs, count_frame
 from ppdp.tasks.distributed.output import load_partition
 from ppdp.tasks.distributed.rare import RarePlan
 from ppdp.tasks.sanitize.partitions import TEXT, Fitted, OnPartitions
@@ -44,6 +45,21 @@ def count_partition(method: OnPartitions, job: Any, spec: ReleaseSpec, inputs: I
                     pseudonym_key: bytes | None, rare: RarePlan) -> Any:
     """One pass of ``method`` over partition ``index`` (loaded as the method receives it)."""
     return method.count(job, load_partition(spec, inputs, index, roles, pseudonym_key, rare))
+
+
+def recounted(method: OnPartitions, rare: RarePlan) -> bool:
+    """Whether ``method``'s start is given the counts of the rows the rare-value rule leaves
+    (:attr:`OnPartitions.counts_after_rule`, when the rule leaves rows out), counted again by
+    :func:`recount_partition`, instead of pass 1's."""
+    return method.counts_after_rule and rare.report.rows_removed > 0
+
+
+def recount_partition(spec: ReleaseSpec, inputs: Inputs, index: int, roles: Roles, pseudonym_key: bytes | None,
+                      rare: RarePlan) -> Counts:
+    """Pass 1's counts of partition ``index`` as the method receives it (the rare-value rule applied)."""
+    frame = load_partition(spec, inputs, index, roles, pseudonym_key, rare)
+    counts, by_class = count_frame(frame, roles)
+    return Counts(columns=counts, by_class=by_class, rows=[len(frame)])
 
 
 def allot_partition(method: OnPartitions, job: Any, spec: ReleaseSpec, inputs: Inputs, index: int,

@@ -49,6 +49,7 @@ SLIM_INGESTS = Step("ingest-records", tree.slim_ingests, lambda p: f"{len(p['par
 MERGE_COUNTS = Step("merge-counts", inputs.merge_counts, lambda p: f"{len(p['parts'])} tables")
 INGEST_REPORT = Step("ingest-report", inputs.ingest_report)
 RARE_PLAN = Step("merge-rare-categories", rare.rare_plan, lambda p: f"k={p['k']}")
+RECOUNT = Step("recount-partition", methods.recount_partition, lambda p: f"partition {p['index']}")
 COUNT = Step("count-partition", methods.count_partition, lambda p: f"{p['method'].name}, partition {p['index']}")
 ALLOT = Step("allot-partition", methods.allot_partition, lambda p: f"{p['method'].name}, partition {p['index']}")
 MERGE_PASS = Step("merge-pass", tree.merge_pass, lambda p: f"{len(p['parts'])} tables")
@@ -158,7 +159,11 @@ def fitted(source: Ingested, roles: Roles, runner: Runner, log: Log
     them as a submitted step: on a Dask cluster it runs on a worker, and this process receives only small results
     (each pass's job, the domains, the search, the fit's summary; :mod:`ppdp.tasks.distributed.tree`)."""
     method, spec, n = source.method, source.spec, source.n
-    state = runner.submit(START, method, spec, source.base, roles, source.counts)
+    counts = source.counts
+    if methods.recounted(method, source.rare):  # rows left out: the values of the rows one table's run sanitizes
+        counts = tree.merge_tree(runner, MERGE_COUNTS, [
+            runner.submit(RECOUNT, spec, source.src, i, roles, source.key, source.rare) for i in range(n)])
+    state = runner.submit(START, method, spec, source.base, roles, counts)
     passes = 0
     while (job := runner.submit(NEXT_PASS, method, state)).result() is not None:
         passes += 1

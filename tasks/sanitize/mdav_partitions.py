@@ -122,6 +122,7 @@ class MdavOnPartitions(OnPartitions):
     grouped by MDAV in a task holding only its rows, with the encoding fitted on the whole input."""
 
     name: ClassVar[str] = "mdav"
+    counts_after_rule: ClassVar[bool] = True  # its top cuts are Mondrian's (MondrianOnPartitions.counts_after_rule)
 
     def __init__(self, groups: Callable[[np.ndarray, int], np.ndarray]) -> None:
         self.groups = groups  # ppdp.tasks.sanitize.mdav.mdav_groups (given by that module, which imports this one)

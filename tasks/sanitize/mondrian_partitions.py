@@ -292,6 +292,7 @@ class MondrianOnPartitions(OnPartitions):
     part is finished by the same algorithm. Relaxed Mondrian splits equal records and needs the rows: refused."""
 
     name: ClassVar[str] = "mondrian"
+    counts_after_rule: ClassVar[bool] = True  # a range's span and a hierarchy's leaves normalize every cut's choice
 
     def start(self, spec: ReleaseSpec, sanitizer: Sanitizer, roles: Roles, counts: Counts) -> MondrianState:
         params = sanitizer.params()

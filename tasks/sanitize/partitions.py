@@ -72,6 +72,10 @@ class OnPartitions(Protocol):
     are what a method without that step does (an implementation may subclass this Protocol to inherit them)."""
 
     name: ClassVar[str]
+    counts_after_rule: ClassVar[bool] = False
+    """True: :meth:`start` is given the counts of the rows the rare-value rule leaves, counted again, when the rule
+    leaves rows out (a rare class label's): the values its start reads (a range's span, a hierarchy's leaves) are
+    then those of the rows one table's run sanitizes. False: pass 1's counts of every input row."""
 
     def rare_rule_skip(self, roles: Roles) -> tuple[str, ...]:
         """Columns the rare-value rule leaves to the method: a recoding of every row publishes each
