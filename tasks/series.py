@@ -64,7 +64,7 @@ import shutil
 import sqlite3
 from collections.abc import Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -307,6 +307,7 @@ class LedgerRelease:
     delta: float | None
     basis: Basis
     keep_groups: bool = False
+    published: bool = True  # per the audit trail (counted_releases); False: pending, its publish interrupted
 
 
 _COLUMNS = ("release_id, dataset, created_at, method, unit, records, k, epsilon, delta, basis, basis_kind, "
@@ -376,7 +377,23 @@ def counted_releases(root: Path, exclude: str | None, before: str | None) -> lis
         raise SeriesError(f"series: release {rid} (dataset {dataset}) is in the audit trail but not in the series "
                           f"ledger {ledger_path(root)} (the ledger was lost or replaced): no later release under this "
                           "root can be judged with it; restore the ledger from a backup: nothing published")
-    return [r for r in held if states.get(r.release_id, ("", ""))[1] in ("published", "pending")]
+    return [replace(r, published=states[r.release_id][1] == "published") for r in held
+            if states.get(r.release_id, ("", ""))[1] in ("published", "pending")]
+
+
+def published_folder(root: Path, rel: LedgerRelease) -> Path:
+    """The folder of an earlier release the series counts, for the figures that read what it published.
+
+    Raises :class:`SeriesError` when the audit trail says it was published and its folder (its manifest) is gone
+    from the publish root: whoever was given it still holds it, and this release cannot be judged against it
+    (fail closed). A pending release (its publish interrupted) may have no folder: returned as is."""
+    folder = release_folder(root, rel.dataset, rel.release_id)
+    if rel.published and not (folder / "manifest.json").is_file():
+        raise SeriesError(f"series: release {rel.release_id} of dataset {rel.dataset} was published (audit trail) "
+                          f"and counts in the series, but its folder {folder} is gone from the publish root: this "
+                          "release cannot be judged against what it published (whoever was given it still holds "
+                          "it); restore the folder from a backup: nothing published")
+    return folder
 
 
 @dataclass(frozen=True)

@@ -326,6 +326,25 @@ def test_a_lost_ledger_refuses_the_next_release(workspace):
 
 @pytest.mark.slow  # a few seconds of flow runs; .ci/run runs it
 @pytest.mark.usefixtures("prefect_harness")
+def test_a_deleted_release_folder_refuses_the_next_release(workspace):
+    """An earlier release's folder removed from the publish root: the next release cannot be judged against the
+    table it published (whoever was given it still holds it): refused in one line, nothing written. (It was
+    published without the figures that read that table; a folder of Parquet files failed with an internal error.)"""
+    import shutil
+
+    assert ppdp("run", mdav_spec(workspace)).exit_code == 0
+    [rid] = ledger_releases(workspace.root)
+    shutil.rmtree(workspace.root / "census" / rid)
+    before = workspace.under_root()
+    result = ppdp("run", mdav_spec(workspace), "--force")
+    lines = result.stderr.strip().splitlines()
+    assert result.exit_code == 3 and len(lines) == 1, result.output
+    assert f"release {rid} of dataset census was published" in lines[0] and "restore the folder" in lines[0]
+    assert workspace.under_root() == before and ledger_releases(workspace.root) == [rid]
+
+
+@pytest.mark.slow  # a few seconds of flow runs; .ci/run runs it
+@pytest.mark.usefixtures("prefect_harness")
 def test_averaged_noisy_copies_are_measured_and_bounded(workspace):
     # scale 5: one release is under the floor's linkage limit (0.09) over the known columns (issue 30)
     spec = workspace.spec(method={"name": "noise", "scale": 5.0}, privacy={"max_linkage_risk": 0.09})

@@ -45,7 +45,6 @@ from ppdp.schemas.series import BudgetSpent, SeriesFigure, SeriesReport
 from ppdp.schemas.units import unit_of
 from ppdp.tasks import series as ledger
 from ppdp.tasks.distributed.series import class_values
-from ppdp.tasks.layout import release_folder
 from ppdp.tasks.privacy.attacker import known_columns
 from ppdp.tasks.privacy.series_figures import (
     View,
@@ -70,7 +69,7 @@ def load_view(root, earlier, protected: Sequence[str], columns: Sequence[str]) -
     partitioned = bool(len(m)) and not (m["part"] == "").all()
     frame = None
     values = None
-    folder = release_folder(root, rel.dataset, rel.release_id)
+    folder = ledger.published_folder(root, rel)
     path = folder / "data.parquet"
     if not partitioned and path.exists():
         names = pq.read_schema(path).names

@@ -21,7 +21,6 @@ from ppdp.schemas.series import SeriesFigure, SeriesPair
 from ppdp.schemas.units import find_unit
 from ppdp.tasks.core.encoding import TableEncoder
 from ppdp.tasks.core.groups import text_class_ids
-from ppdp.tasks.layout import release_folder
 from ppdp.tasks.privacy import risk
 from ppdp.tasks.privacy.attacker import known_columns
 from ppdp.tasks.privacy.candidates import (
@@ -32,7 +31,7 @@ from ppdp.tasks.privacy.candidates import (
     signatures,
     value_stats,
 )
-from ppdp.tasks.series import empty_members
+from ppdp.tasks.series import empty_members, published_folder
 
 
 def kind_of_unit(name: str | None) -> str:
@@ -391,7 +390,7 @@ def joiners_and_leavers(root, current: View, earlier: Sequence, k: int, known: S
         rel, m = e.release, e.members
         if kind_of_unit(rel.unit) not in ("classes", "groups") or (len(m) and not (m["part"] == "").all()):
             continue
-        path = release_folder(root, rel.dataset, rel.release_id) / "data.parquet"
+        path = published_folder(root, rel) / "data.parquet"
         if not path.exists():
             continue
         names = pq.read_schema(path).names

@@ -262,7 +262,9 @@ def _value_figures(run: _Run, views: list, value_views: dict[str, list[int]], co
 def _earlier_signatures(root, rel, view: View, columns: list[str], qis: Sequence[str]) -> pd.DataFrame | None:
     """An earlier release's class signatures over ``columns`` (None when it does not publish them all): from its
     row files, or from its one table with the ledger's rows (:func:`row_classes`)."""
-    folder = release_folder(root, rel.dataset, rel.release_id)
+    folder = ledger.published_folder(root, rel)
+    if not (folder / "manifest.json").is_file():  # a pending release, its publish interrupted: nothing published
+        return None
     manifest = Manifest.model_validate_json((folder / "manifest.json").read_text(encoding="utf-8"))
     if manifest.data_files:
         return row_file_signatures(folder, manifest, columns)
