@@ -223,11 +223,11 @@ def check_classes_left(frame: pd.DataFrame, roles: Roles, report: RareCategoryRe
     column that held many (a numeric target, each value seen a few times)."""
     cls = roles.class_column
     removed = [c for c in report.columns if c.name == cls and c.action == "rows_removed"]
-    if cls is None or not removed or int(frame[cls].nunique(dropna=True)) >= 2:
+    left = int(frame[cls].nunique(dropna=True)) if cls is not None and removed else 2
+    if left >= 2:
         return
     col = removed[0]
     label = column_label(col.position + 1, col.name) if col.position is not None else f"column {key_text(col.name)}"
-    left = int(frame[cls].nunique(dropna=True))
     raise InputError(
         f"class {label}: {_n(col.values_merged)} of its labels are each seen fewer than k = {report.k} times, and "
         f"their {_n(col.cells_affected)} rows are left out (a label that is a number is never merged; text labels "
