@@ -229,15 +229,11 @@ def check_classes_left(frame: pd.DataFrame, roles: Roles, report: RareCategoryRe
     col = removed[0]
     label = column_label(col.position + 1, col.name) if col.position is not None else f"column {key_text(col.name)}"
     raise InputError(
-        f"class {label}: {_n(col.values_merged)} of its labels are each seen fewer than k = {report.k} times, and "
-        f"their {_n(col.cells_affected)} rows are left out (a label that is a number is never merged; text labels "
+        f"class {label}: {col.values_merged:,} of its labels are each seen fewer than k = {report.k} times, and "
+        f"their {col.cells_affected:,} rows are left out (a label that is a number is never merged; text labels "
         f"are merged only when together they reach k rows), leaving {left} class{'' if left == 1 else 'es'}: "
         "nothing to classify (a numeric target with many values is not a class: give the column another role and "
         "measure it with utility.regression, or bin it into classes first)")
-
-
-def _n(count: int) -> str:
-    return f"{count:,}"
 
 
 def merge_rare_on_published(train: pd.DataFrame, test: pd.DataFrame, roles: Roles, k: int,
